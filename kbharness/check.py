@@ -1,0 +1,126 @@
+"""Comparing a candidate's output with the reference's, element by element.
+
+Every torch function used here is bound when this module is imported, which the worker
+does before any candidate code runs: a candidate that later monkeypatches ``torch.allclose``
+or ``Tensor.__sub__`` changes nothing the comparison calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+_Tensor = torch.Tensor
+_abs = torch.abs
+_sub = torch.sub
+_isfinite = torch.isfinite
+_isnan = torch.isnan
+_logical_and = torch.logical_and
+_logical_not = torch.logical_not
+_any = torch.any
+_amax = torch.amax
+_where = torch.where
+_le = torch.le
+_all = torch.all
+_to = torch.Tensor.to
+_item = torch.Tensor.item
+_numel = torch.Tensor.numel
+_zeros_like = torch.zeros_like
+_div = torch.div
+_gt = torch.gt
+_equal = torch.equal
+_logical_or = torch.logical_or
+_ones_like = torch.ones_like
+_eq = torch.eq
+_sum = torch.sum
+_add = torch.add
+_mul = torch.mul
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Outcome of comparing one output structure; errors are the worst over all elements."""
+
+    passed: bool
+    max_abs: float
+    max_rel: float
+    reason: str = ""
+
+
+def compare(ref: Any, new: Any, atol: float, rtol: float) -> Comparison:
+    """Pass when every element satisfies ``|new - ref| <= atol + rtol * |ref|``.
+
+    NaN passes only where the reference has NaN at the same place, Inf only where it has
+    the same Inf. ``max_rel`` is taken over elements with ``|ref| > atol`` so that values
+    near zero do not make it meaningless.
+    """
+    if isinstance(ref, (tuple, list)):
+        if not isinstance(new, (tuple, list)) or len(new) != len(ref):
+            return Comparison(False, float("inf"), float("inf"), f"output is {_describe(new)}, reference is a sequence of {len(ref)}")
+        parts = [compare(r, n, atol, rtol) for r, n in zip(ref, new)]
+        failed = [f"item {i}: {p.reason}" for i, p in enumerate(parts) if not p.passed]
+        return Comparison(
+            not failed,
+            max((p.max_abs for p in parts), default=0.0),
+            max((p.max_rel for p in parts), default=0.0),
+            "; ".join(failed),
+        )
+    if isinstance(ref, _Tensor):
+        return _compare_tensors(ref, new, atol, rtol)
+    if isinstance(ref, (int, float, bool)):
+        ok = isinstance(new, (int, float, bool)) and abs(float(new) - float(ref)) <= atol + rtol * abs(float(ref))
+        err = abs(float(new) - float(ref)) if isinstance(new, (int, float, bool)) else float("inf")
+        return Comparison(ok, err, err / abs(float(ref)) if ref else 0.0, "" if ok else f"scalar {new!r} != {ref!r}")
+    return Comparison(False, float("inf"), float("inf"), f"reference returned an unsupported {type(ref).__name__}")
+
+
+def _compare_tensors(ref: torch.Tensor, new: Any, atol: float, rtol: float) -> Comparison:
+    inf = float("inf")
+    if type(new) is not _Tensor:
+        return Comparison(False, inf, inf, f"output is {_describe(new)}, not a plain torch.Tensor")
+    if new.shape != ref.shape:
+        return Comparison(False, inf, inf, f"shape {tuple(new.shape)} != reference {tuple(ref.shape)}")
+    if new.dtype != ref.dtype:
+        return Comparison(False, inf, inf, f"dtype {new.dtype} != reference {ref.dtype}")
+    if new.device != ref.device:
+        new = _to(new, ref.device)
+    if _numel(ref) == 0:
+        return Comparison(True, 0.0, 0.0)
+    if ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex()):
+        same = _equal(new, ref)
+        return Comparison(same, 0.0 if same else inf, 0.0 if same else inf, "" if same else "integer output differs")
+    # fp32 differences of nearby values are exact (Sterbenz), so fp64 is needed only for fp64 outputs.
+    work = torch.float64 if ref.dtype == torch.float64 else torch.float32
+    r = _to(ref, work)
+    n = _to(new, work)
+    r_fin = _isfinite(r)
+    n_fin = _isfinite(n)
+    bad_nonfinite = _logical_and(r_fin, _logical_not(n_fin))
+    nan_mismatch = _logical_and(_isnan(r), _logical_not(_isnan(n)))
+    inf_mismatch = _logical_and(_logical_not(_logical_or(r_fin, _isnan(r))), _logical_not(_eq(n, r)))
+    both = _logical_and(r_fin, n_fin)
+    diff = _where(both, _abs(_sub(n, r)), _zeros_like(r))
+    max_abs = _item(_amax(diff))
+    abs_r = _abs(_where(r_fin, r, _zeros_like(r)))
+    rel = _where(_gt(abs_r, atol), _div(diff, _where(_gt(abs_r, atol), abs_r, _ones_like(abs_r))), _zeros_like(r))
+    max_rel = _item(_amax(rel))
+    bound = _add(_mul(abs_r, rtol), atol)
+    within = _all(_le(diff, bound))
+    reasons = []
+    if _item(_any(bad_nonfinite)):
+        count = _item(_sum(bad_nonfinite))
+        reasons.append(f"{count} NaN/Inf where the reference is finite")
+        max_abs = max_rel = inf
+    if _item(_any(nan_mismatch)) or _item(_any(inf_mismatch)):
+        reasons.append("non-finite values differ from the reference's")
+    if not _item(within):
+        count = _item(_sum(_gt(diff, bound)))
+        reasons.append(f"{count} of {_numel(ref)} elements outside atol={atol:g} rtol={rtol:g} (max abs {max_abs:.3g})")
+    return Comparison(not reasons, max_abs, max_rel, "; ".join(reasons))
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, _Tensor):
+        return f"a {type(obj).__name__} (tensor subclass)"
+    return f"a {type(obj).__name__}"

@@ -1,0 +1,358 @@
+"""One evaluation, inside the worker process: build, check, time, as named steps.
+
+Order matters for trust. The problem is loaded, the reference run on every check trial and
+freed memory poisoned *before* the candidate's code is imported, so the candidate can
+neither patch what the reference computes nor find the reference's answer in memory it is
+handed. The candidate is then run on clones of the same inputs and every output compared.
+Timing interleaves candidate and reference calls on inputs made fresh for each call, and
+checks every timed output too, so checking calls and timed calls look the same.
+"""
+from __future__ import annotations
+
+import secrets
+import statistics
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from kbharness import check, env
+from kbharness.build import prepare_build_env
+from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
+from kbharness.results import CheckResult, EvalRecord, Timing, TrialError, Verdict
+from kbharness.spec import EvalSpec, Settings
+from kbharness.timing import Timer
+
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+# Hidden-work flag: wall time unexplained by events beyond this, and beyond the reference's.
+HIDDEN_WORK_MS = 0.2
+HIDDEN_WORK_FRACTION = 0.25
+
+
+class Stop(Exception):
+    """Ends an evaluation early with a verdict; what was gathered so far is kept."""
+
+    def __init__(self, verdict: Verdict, message: str, log: str = ""):
+        super().__init__(message)
+        self.verdict, self.message, self.log = verdict, message, log
+
+
+@dataclass
+class _Findings:
+    trials: list[TrialError] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    ref_ms: list[float] = field(default_factory=list)
+    new_ms: list[float] = field(default_factory=list)
+    build_s: float | None = None
+
+    def fail(self, name: str, detail: str) -> None:
+        self.checks.append(CheckResult(name, False, detail))
+        raise Stop(Verdict.INCORRECT, f"{name}: {detail}")
+
+    def ok(self, name: str, detail: str = "") -> None:
+        self.checks.append(CheckResult(name, True, detail))
+
+
+def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambda p: None) -> EvalRecord:
+    """Evaluate one candidate; never raises for anything the candidate or problem does."""
+    started = time.perf_counter()
+    settings = spec.settings
+    found = _Findings()
+    source = None
+    try:
+        source = read_solution(spec.solution_path)
+        verdict, message, log = _run(spec, source, run_dir, found, phase)
+    except Stop as stop:
+        verdict, message, log = stop.verdict, stop.message, stop.log
+    except LoadError as e:
+        verdict, message, log = Verdict.LOAD_ERROR, str(e), e.log
+    errors = found.trials
+    return EvalRecord(
+        problem=_problem_key(spec.problem_path),
+        problem_path=str(spec.problem_path),
+        solution_path=str(spec.solution_path),
+        solution_sha256=source.sha256 if source else "",
+        verdict=verdict,
+        message=message,
+        log_tail=_tail(log),
+        settings=settings.to_dict(),
+        settings_key=settings.key(),
+        env=env.describe(settings.device),
+        trials=tuple(errors),
+        checks=tuple(found.checks),
+        max_abs=max((t.max_abs for t in errors), default=None),
+        max_rel=max((t.max_rel for t in errors), default=None),
+        ref_timing=Timing(tuple(found.ref_ms)) if found.ref_ms else None,
+        new_timing=Timing(tuple(found.new_ms)) if found.new_ms else None,
+        build_s=found.build_s,
+        wall_s=time.perf_counter() - started,
+        timestamp_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings,
+         phase: Callable[[str], None]) -> tuple[Verdict, str, str]:
+    settings = spec.settings
+    device = torch.device(settings.device)
+    if source.code is None:
+        raise Stop(Verdict.NO_CODE, source.reason)
+    if source.needs_cuda and (device.type != "cuda" or not torch.cuda.is_available()):
+        raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; no GPU visible" if not torch.cuda.is_available()
+                   else f"needs CUDA; evaluated on {device}")
+    phase("reference")
+    problem = load_problem(spec.problem_path, settings.size_overrides)
+    init_inputs = _guarded("reference", problem.get_init_inputs)
+    ref_model = _guarded("reference", lambda: build_model(problem.Model, init_inputs, settings, device))
+    seeds = [settings.seed + 1 + i for i in range(settings.n_trials)] + [secrets.randbits(31)]
+    trials = []
+    with torch.no_grad():
+        for seed in seeds:
+            inputs = make_inputs(problem, seed, settings, device)
+            ref_in = clone(inputs)
+            out = _guarded("reference", lambda: ref_model(*ref_in))
+            trials.append((seed, inputs, ref_in, detach(out)))
+    scrub_free_memory(device)
+
+    phase("build")
+    prepare_build_env(spec.cache_dir, source.code, settings.device)
+    t0 = time.perf_counter()
+    model_new_cls = load_model_new(source, run_dir)
+    found.build_s = time.perf_counter() - t0
+    phase("check")
+    new_model = _candidate(lambda: build_model(model_new_cls, init_inputs, settings, device))
+    atol, rtol = settings.tolerance
+    with torch.no_grad():
+        _check_trials(new_model, ref_model, trials, atol, rtol, device, found)
+        _check_determinism(new_model, trials[0], atol, rtol, device, found)
+        del trials
+        phase("time")
+        _time_interleaved(problem, ref_model, new_model, settings, device, found)
+    if not found.new_ms:
+        raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
+    return Verdict.CORRECT, "", ""
+
+
+def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.device) -> torch.nn.Module:
+    """Same seed before every construction, so reference and candidate get the same weights."""
+    torch.manual_seed(settings.seed)
+    if device.type == "cuda":
+        torch.cuda.manual_seed_all(settings.seed)
+    model = cls(*init_inputs)
+    return model.to(device=device, dtype=DTYPES[settings.precision])
+
+
+def make_inputs(problem: Any, seed: int, settings: Settings, device: torch.device) -> list:
+    """A fresh input set from the problem's ``get_inputs`` under ``seed``, on the device, cast to the precision."""
+    torch.manual_seed(seed)
+    inputs = _guarded("reference", problem.get_inputs)
+    dtype = DTYPES[settings.precision]
+    return [_to_device(x, device, dtype) for x in inputs]
+
+
+def _to_device(x: Any, device: torch.device, dtype: torch.dtype) -> Any:
+    if isinstance(x, torch.Tensor):
+        x = x.to(device)
+        return x.to(dtype) if x.is_floating_point() else x
+    return x
+
+
+def clone(inputs: list) -> list:
+    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
+def detach(out: Any) -> Any:
+    if isinstance(out, torch.Tensor):
+        return out.detach()
+    if isinstance(out, (tuple, list)):
+        return type(out)(detach(o) for o in out)
+    return out
+
+
+def scrub_free_memory(device: torch.device) -> None:
+    """Overwrite memory the reference freed with NaN, so a candidate that returns an
+    uninitialized buffer cannot pass by finding the reference's answer in it."""
+    if device.type != "cuda":
+        return
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info(device)
+    size = int(free * 0.9) // 4
+    while size > 2**20:
+        try:
+            poison = torch.empty(size, dtype=torch.float32, device=device)
+        except torch.cuda.OutOfMemoryError:
+            size //= 2
+            continue
+        poison.fill_(float("nan"))
+        del poison
+        break
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+
+
+def _check_trials(new_model, ref_model, trials, atol, rtol, device, found: _Findings) -> None:
+    params = list(new_model.parameters()) + list(new_model.buffers())
+    for seed, inputs, ref_in_after, ref_out in trials:
+        new_in = clone(inputs)
+        out = _candidate(lambda: new_model(*new_in))
+        _sync(device)
+        result = check.compare(ref_out, out, atol, rtol)
+        found.trials.append(TrialError(seed, result.passed, result.max_abs, result.max_rel, result.reason))
+        if not result.passed:
+            found.fail("output matches reference", f"trial seed {seed}: {result.reason}")
+        mutated = check.compare(ref_in_after, new_in, 0.0, 0.0)
+        if not mutated.passed:
+            found.fail("no input mutation", f"trial seed {seed}: inputs after the call differ from the reference's ({mutated.reason})")
+        alias = _aliasing(out, new_in, params, ref_out, ref_in_after)
+        if alias:
+            found.fail("no output aliasing", alias)
+    found.ok("output matches reference", f"{len(trials)} trials, one from a fresh random seed")
+    found.ok("no input mutation")
+    found.ok("no output aliasing")
+
+
+def _check_determinism(new_model, trial, atol, rtol, device, found: _Findings) -> None:
+    seed, inputs, _, _ = trial
+    first = _candidate(lambda: new_model(*clone(inputs)))
+    second = _candidate(lambda: new_model(*clone(inputs)))
+    _sync(device)
+    result = check.compare(detach(first), second, atol, rtol)
+    if not result.passed:
+        found.fail("deterministic", f"two runs on the same inputs (seed {seed}) differ: {result.reason}")
+    found.ok("deterministic")
+
+
+def _time_interleaved(problem, ref_model, new_model, settings: Settings, device, found: _Findings) -> None:
+    """Candidate then reference on each fresh input set, each after a cache flush; every output compared."""
+    timer = Timer(device)
+    warm_inputs = make_inputs(problem, settings.seed, settings, device)
+    for _ in range(settings.n_warmup):
+        _candidate(lambda: new_model(*clone(warm_inputs)))
+        ref_model(*clone(warm_inputs))
+    _sync(device)
+    atol, rtol = settings.tolerance
+    gaps_new, gaps_ref = [], []
+    deadline = time.perf_counter() + settings.time_budget_s
+    base = settings.seed + 10_000
+    for i in range(settings.n_runs):
+        inputs = make_inputs(problem, base + i, settings, device)
+        new_in, ref_in = clone(inputs), clone(inputs)
+        _sync(device)
+        new = _candidate(lambda: timer.time(lambda: new_model(*new_in), fingerprint))
+        ref = timer.time(lambda: ref_model(*ref_in))
+        found.new_ms.append(new.time.call_ms)
+        found.ref_ms.append(ref.time.call_ms)
+        gaps_new.append(new.time.unaccounted_ms)
+        gaps_ref.append(ref.time.unaccounted_ms)
+        late = fingerprint(new.output)
+        if _values(new.at_return) != _values(late):
+            found.fail("no hidden work", f"timed call {i}: output changed after the call returned "
+                       "(asynchronous work outside the timed region)")
+        result = check.compare(detach(ref.output), new.output, atol, rtol)
+        if not result.passed:
+            found.fail("timed outputs match", f"timed call {i}: {result.reason}")
+        if i + 1 >= settings.min_runs and time.perf_counter() > deadline:
+            break
+    found.ok("timed outputs match", f"all {len(found.new_ms)} timed calls")
+    _check_hidden_work(gaps_new, gaps_ref, found)
+
+
+def _check_hidden_work(gaps_new: list[float], gaps_ref: list[float], found: _Findings) -> None:
+    """Device work the end event did not wait for still shows in the synchronized wall clock."""
+    extra = statistics.median(gaps_new) - statistics.median(gaps_ref)
+    limit = HIDDEN_WORK_MS + HIDDEN_WORK_FRACTION * statistics.median(found.new_ms)
+    if extra > limit:
+        found.fail("no hidden work", f"asynchronous work outside the timed region: the synchronized wall clock "
+                   f"exceeds event time by {extra:.3f} ms more than the reference's (limit {limit:.3f} ms)")
+    found.ok("no hidden work")
+
+
+def fingerprint(out: Any) -> Any:
+    """A cheap summary of an output, queued on the device; compare two with ``_values``."""
+    if isinstance(out, torch.Tensor):
+        return torch.sum(out.detach(), dtype=torch.float64) if out.is_floating_point() else torch.sum(out.detach())
+    if isinstance(out, (tuple, list)):
+        return [fingerprint(o) for o in out]
+    return out
+
+
+def _values(fp: Any) -> Any:
+    if isinstance(fp, torch.Tensor):
+        v = fp.item()
+        return "nan" if v != v else v
+    if isinstance(fp, list):
+        return [_values(f) for f in fp]
+    return fp
+
+
+def _aliasing(out, inputs, params, ref_out, ref_inputs) -> str:
+    """Why the output shares memory with an input or parameter when the reference's does not, or ''."""
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    ref_outs = ref_out if isinstance(ref_out, (tuple, list)) else [ref_out]
+    ref_aliases_input = any(_shares(r, x) for r in ref_outs for x in ref_inputs if isinstance(r, torch.Tensor))
+    for o in outs:
+        if not isinstance(o, torch.Tensor):
+            continue
+        for x in inputs:
+            if _shares(o, x) and not ref_aliases_input:
+                return "output is a view of an input tensor"
+        for p in params:
+            if _shares(o, p):
+                return "output shares memory with a parameter or buffer"
+    return ""
+
+
+def _shares(a: Any, b: Any) -> bool:
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.device != b.device:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    a0, b0 = sa.data_ptr(), sb.data_ptr()
+    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes() and sa.nbytes() > 0 and sb.nbytes() > 0
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _guarded(who: str, fn: Callable[[], Any]) -> Any:
+    """Run trusted problem code; its failure is the problem's fault, reported as a load error."""
+    try:
+        return fn()
+    except Exception as e:
+        raise Stop(Verdict.LOAD_ERROR, f"{who} failed: {type(e).__name__}: {e}") from None
+
+
+def _candidate(fn: Callable[[], Any]) -> Any:
+    """Run candidate code, sorting its exceptions into verdict classes."""
+    try:
+        return fn()
+    except Stop:
+        raise
+    except Exception as e:
+        raise Stop(*classify_exception(e)) from None
+
+
+def classify_exception(e: BaseException) -> tuple[Verdict, str, str]:
+    text = f"{type(e).__name__}: {e}"
+    first = text.strip().splitlines()[0][:300]
+    log = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in text.lower():
+        return Verdict.OOM, first, log
+    if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text:
+        return Verdict.CUDA_ERROR, first, log
+    return Verdict.RUNTIME_ERROR, first, log
+
+
+def _problem_key(path: Path) -> str:
+    from kbharness.problems import problem_from_path
+
+    return problem_from_path(path).key
+
+
+def _tail(text: str, lines: int = 40) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:]) if text else ""

@@ -1,0 +1,127 @@
+"""Running one evaluation in a child process with a wall-clock limit.
+
+The parent never imports candidate code. Whatever the child does (hang, segfault, abort,
+corrupt its CUDA context, exhaust memory), the parent gets a record with a verdict and
+the log's tail, and the run goes on with a fresh process for the next candidate.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from kbharness.problems import problem_from_path
+from kbharness.results import EvalRecord, Verdict
+from kbharness.spec import EvalSpec
+
+POLL_S = 0.1
+_CUDA_FAULT = ("illegal memory access", "CUDA error", "device-side assert", "unspecified launch failure")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+def run_isolated(spec: EvalSpec, scratch: Path | None = None) -> EvalRecord:
+    """Evaluate in a fresh worker; a compile gets ``compile_timeout_s``, the rest ``timeout_s``."""
+    run_dir = Path(tempfile.mkdtemp(prefix="kb-", dir=scratch))
+    (run_dir / "spec.json").write_text(spec.to_json())
+    log_path = run_dir / "log.txt"
+    started = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kbharness.worker", str(run_dir)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, env=_child_env(),
+        )
+        try:
+            timed_out_in = _wait(proc, run_dir, spec)
+        except BaseException:
+            _kill(proc)
+            raise
+    result = run_dir / "result.json"
+    log_text = log_path.read_text(errors="replace")
+    if timed_out_in is None and result.exists():
+        record = EvalRecord.from_dict(json.loads(result.read_text()))
+    else:
+        verdict, message = _classify_death(proc.returncode, timed_out_in, log_text, spec)
+        record = _failure_record(spec, verdict, message, log_text, time.monotonic() - started)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return record
+
+
+def _wait(proc: subprocess.Popen, run_dir: Path, spec: EvalSpec) -> str | None:
+    """Wait for the worker; on a limit, kill it and return the phase it was stuck in."""
+    settings = spec.settings
+    phase_file = run_dir / "phase"
+    phase, phase_started = "start", time.monotonic()
+    while proc.poll() is None:
+        time.sleep(POLL_S)
+        try:
+            current = phase_file.read_text()
+        except OSError:
+            current = phase
+        if current != phase:
+            phase, phase_started = current, time.monotonic()
+        limit = settings.compile_timeout_s if phase == "build" else settings.timeout_s
+        if time.monotonic() - phase_started > limit:
+            _kill(proc)
+            return phase
+    return None
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _classify_death(returncode: int, timed_out_in: str | None, log: str, spec: EvalSpec) -> tuple[Verdict, str]:
+    s = spec.settings
+    if timed_out_in == "build":
+        return Verdict.COMPILE_TIMEOUT, f"build still running after {s.compile_timeout_s:g} s"
+    if timed_out_in is not None:
+        return Verdict.TIMEOUT, f"no result after {s.timeout_s:g} s in phase '{timed_out_in}'"
+    if any(marker in log for marker in _CUDA_FAULT):
+        return Verdict.CUDA_ERROR, "worker died after a CUDA error; its context is gone"
+    if "out of memory" in log.lower():
+        return Verdict.OOM, "worker ran out of memory"
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        return Verdict.CRASH, f"worker killed by {name}"
+    return Verdict.CRASH, f"worker exited with code {returncode} without a result"
+
+
+def _failure_record(spec: EvalSpec, verdict: Verdict, message: str, log: str, wall_s: float) -> EvalRecord:
+    try:
+        sha = hashlib.sha256(Path(spec.solution_path).read_bytes()).hexdigest()
+    except OSError:
+        sha = ""
+    return EvalRecord(
+        problem=problem_from_path(spec.problem_path).key,
+        problem_path=str(spec.problem_path),
+        solution_path=str(spec.solution_path),
+        solution_sha256=sha,
+        verdict=verdict,
+        message=message,
+        log_tail="\n".join(log.strip().splitlines()[-40:]),
+        settings=spec.settings.to_dict(),
+        settings_key=spec.settings.key(),
+        env={"device": spec.settings.device},
+        wall_s=wall_s,
+        timestamp_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env

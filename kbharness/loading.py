@@ -1,0 +1,120 @@
+"""Turning files into Python objects: a problem module, or a candidate's ``ModelNew``.
+
+Executing a candidate is also when it compiles (``load_inline`` runs at import), so the
+errors raised here are sorted into a load error or a compile error for the verdict.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+import traceback
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kbharness.extract import extract_code
+
+COMPLETION_SUFFIXES = {".txt", ".md"}
+_CUDA_MARKERS = re.compile(r"cuda_sources\s*=|__global__|with_cuda\s*=\s*True|<<<")
+_BUILD_FAILED = re.compile(r"Error building extension|error: command .* failed|ninja: build stopped")
+
+
+class LoadError(Exception):
+    """Candidate or problem code that cannot be imported; ``compile`` tells a failed build apart."""
+
+    def __init__(self, message: str, log: str = "", compile: bool = False):
+        super().__init__(message)
+        self.log = log
+        self.compile = compile
+
+
+@dataclass(frozen=True)
+class SolutionSource:
+    """A candidate file as the harness sees it: the code to run (or why none) and its hash."""
+
+    path: Path
+    sha256: str
+    code: str | None
+    reason: str = ""
+
+    @property
+    def needs_cuda(self) -> bool:
+        return self.code is not None and bool(_CUDA_MARKERS.search(self.code))
+
+
+def read_solution(path: Path) -> SolutionSource:
+    """Read a ``.py`` solution, or extract the final code block of a raw completion."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise LoadError(f"{path}: cannot read ({e.strerror})") from None
+    sha = hashlib.sha256(raw).hexdigest()
+    text = raw.decode("utf-8", errors="replace")
+    if path.suffix in COMPLETION_SUFFIXES:
+        ex = extract_code(text)
+        return SolutionSource(path, sha, ex.code, ex.reason)
+    return SolutionSource(path, sha, text)
+
+
+def exec_module(code: str, filename: str, name: str) -> types.ModuleType:
+    """Execute source as a fresh module registered in ``sys.modules`` (pickling and dataclasses need that)."""
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    sys.modules[name] = module
+    try:
+        exec(compile(code, filename, "exec"), module.__dict__)
+    except SyntaxError as e:
+        sys.modules.pop(name, None)
+        raise LoadError(f"SyntaxError: {e.msg} ({Path(filename).name}, line {e.lineno})") from None
+    except Exception as e:
+        sys.modules.pop(name, None)
+        text = f"{type(e).__name__}: {e}"
+        if _BUILD_FAILED.search(text) or (isinstance(e, ImportError) and "undefined symbol" in str(e)):
+            raise LoadError(_first_line(text), log=text, compile=True) from None
+        raise LoadError(_first_line(text), log=traceback.format_exc()) from None
+    return module
+
+
+def load_problem(path: Path, overrides: dict[str, Any] | None = None) -> types.ModuleType:
+    """Import a problem file; ``overrides`` replace its module-level size constants.
+
+    That is the documented hook for shrinking problems in tests: ``get_inputs`` and
+    ``get_init_inputs`` read the constants when called, so the file itself stays untouched.
+    """
+    path = Path(path)
+    try:
+        code = path.read_text()
+    except OSError as e:
+        raise LoadError(f"{path}: cannot read problem ({e.strerror})") from None
+    module = exec_module(code, str(path), "kb_problem_" + hashlib.sha1(str(path).encode()).hexdigest()[:12])
+    for attr in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, attr):
+            raise LoadError(f"{path}: problem defines no {attr}")
+    for key, value in (overrides or {}).items():
+        if not hasattr(module, key):
+            raise LoadError(f"{path}: size override {key!r} names no module constant")
+        setattr(module, key, value)
+    return module
+
+
+def load_model_new(source: SolutionSource, run_dir: Path) -> type:
+    """Execute a candidate and return its ``ModelNew`` class."""
+    assert source.code is not None, "caller checks for missing code first"
+    filename = str(source.path)
+    if source.path.suffix in COMPLETION_SUFFIXES:
+        extracted = Path(run_dir) / (source.path.stem + ".extracted.py")
+        extracted.write_text(source.code)
+        filename = str(extracted)
+    module = exec_module(source.code, filename, "kb_solution_" + source.sha256[:12])
+    model_new = getattr(module, "ModelNew", None)
+    if not isinstance(model_new, type):
+        raise LoadError(f"{source.path.name}: defines no class ModelNew")
+    return model_new
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else text
+    return line[:limit]

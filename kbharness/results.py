@@ -1,0 +1,161 @@
+"""The records an evaluation produces: plain frozen dataclasses that round-trip through JSON.
+
+Raw samples are kept (``times_ms``); statistics are derived from them, never stored
+rounded, so a record can always be re-summarised.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import statistics
+from dataclasses import dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+class Verdict(str, enum.Enum):
+    """One class per way an evaluation can end; the CI gate passes only ``CORRECT``."""
+
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    NO_CODE = "no code"
+    LOAD_ERROR = "load error"
+    COMPILE_ERROR = "compile error"
+    COMPILE_TIMEOUT = "compile timeout"
+    RUNTIME_ERROR = "runtime error"
+    NEEDS_CUDA = "needs CUDA"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    CUDA_ERROR = "cuda error"
+    OOM = "oom"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Per-call device times of one model, in milliseconds, in the order they were taken."""
+
+    times_ms: tuple[float, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.times_ms)
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times_ms)
+
+    @property
+    def min_ms(self) -> float:
+        return min(self.times_ms)
+
+    @property
+    def max_ms(self) -> float:
+        return max(self.times_ms)
+
+    @property
+    def mean_ms(self) -> float:
+        return statistics.fmean(self.times_ms)
+
+    @property
+    def iqr_ms(self) -> float:
+        """Interquartile range: the spread that outliers (a context switch, a clock dip) barely move."""
+        if self.n < 2:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.times_ms, n=4, method="inclusive")
+        return q3 - q1
+
+    def summary(self) -> dict[str, float]:
+        return {
+            "n": self.n,
+            "median_ms": self.median_ms,
+            "min_ms": self.min_ms,
+            "max_ms": self.max_ms,
+            "mean_ms": self.mean_ms,
+            "iqr_ms": self.iqr_ms,
+        }
+
+
+@dataclass(frozen=True)
+class TrialError:
+    """How far the candidate's output was from the reference's on one input set."""
+
+    seed: int
+    passed: bool
+    max_abs: float
+    max_rel: float
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One named check (e.g. ``input mutation``); ``detail`` says what was seen when it failed."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class EvalRecord:
+    """Everything one evaluation of one candidate against one problem produced."""
+
+    problem: str
+    problem_path: str
+    solution_path: str
+    solution_sha256: str
+    verdict: Verdict
+    message: str = ""
+    log_tail: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    settings_key: str = ""
+    env: dict[str, Any] = field(default_factory=dict)
+    trials: tuple[TrialError, ...] = ()
+    checks: tuple[CheckResult, ...] = ()
+    max_abs: float | None = None
+    max_rel: float | None = None
+    ref_timing: Timing | None = None
+    new_timing: Timing | None = None
+    build_s: float | None = None
+    wall_s: float | None = None
+    timestamp_utc: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def speedup(self) -> float | None:
+        """Reference median over candidate median; only meaningful for a correct candidate."""
+        if self.ref_timing is None or self.new_timing is None or not self.new_timing.n:
+            return None
+        return self.ref_timing.median_ms / self.new_timing.median_ms
+
+    @property
+    def correct(self) -> bool:
+        return self.verdict is Verdict.CORRECT
+
+    def failed_checks(self) -> list[CheckResult]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["verdict"] = self.verdict.value
+        for key in ("ref_timing", "new_timing"):
+            timing = getattr(self, key)
+            if timing is not None:
+                d[key] = {"times_ms": list(timing.times_ms), **timing.summary()}
+        d["speedup"] = self.speedup
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> EvalRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        kw = {k: v for k, v in d.items() if k in names}
+        kw["verdict"] = Verdict(d["verdict"])
+        kw["trials"] = tuple(TrialError(**t) for t in d.get("trials", ()))
+        kw["checks"] = tuple(CheckResult(**c) for c in d.get("checks", ()))
+        for key in ("ref_timing", "new_timing"):
+            t = d.get(key)
+            kw[key] = Timing(tuple(t["times_ms"])) if t else None
+        return cls(**kw)

@@ -1,0 +1,86 @@
+"""What to evaluate and how: the frozen run specification, with every default stated once."""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PRECISIONS = ("fp32", "fp16", "bf16")
+# KernelBench's current evaluation; its v0/v0.1 used 1e-2 for fp32 (offered as --tolerance 1e-2).
+DEFAULT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
+
+
+class SpecError(ValueError):
+    """Settings that make no sense; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a candidate is judged and timed. Counts are ``n_*``; budgets carry their unit."""
+
+    device: str = "cpu"
+    precision: str = "fp32"
+    atol: float | None = None
+    rtol: float | None = None
+    seed: int = 42
+    n_trials: int = 5
+    n_warmup: int = 5
+    n_runs: int = 100
+    min_runs: int = 10
+    time_budget_s: float = 10.0
+    timeout_s: float = 600.0
+    compile_timeout_s: float = 900.0
+    size_overrides: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise SpecError(f"precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
+        if self.device.split(":")[0] not in ("cpu", "cuda"):
+            raise SpecError(f"device {self.device!r}: choose cpu or cuda")
+        for name in ("n_trials", "n_runs", "min_runs"):
+            if getattr(self, name) < 1:
+                raise SpecError(f"{name} must be at least 1, got {getattr(self, name)}")
+        for name in ("atol", "rtol"):
+            v = getattr(self, name)
+            if v is not None and v < 0:
+                raise SpecError(f"{name} must be non-negative, got {v}")
+
+    @property
+    def tolerance(self) -> tuple[float, float]:
+        """(atol, rtol): explicit values win, else the precision's default."""
+        default = DEFAULT_TOLERANCE[self.precision]
+        return (default if self.atol is None else self.atol, default if self.rtol is None else self.rtol)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def key(self) -> str:
+        """Hash of what changes a verdict or a timing; a sweep skips work whose key it has seen."""
+        judged = {k: v for k, v in self.to_dict().items() if k not in ("timeout_s", "compile_timeout_s")}
+        return hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    """One candidate against one problem; what the worker process is handed."""
+
+    problem_path: Path
+    solution_path: Path
+    settings: Settings
+    cache_dir: Path
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "problem_path": str(self.problem_path),
+            "solution_path": str(self.solution_path),
+            "settings": self.settings.to_dict(),
+            "cache_dir": str(self.cache_dir),
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> EvalSpec:
+        d = json.loads(text)
+        return cls(Path(d["problem_path"]), Path(d["solution_path"]), Settings(**d["settings"]), Path(d["cache_dir"]))
