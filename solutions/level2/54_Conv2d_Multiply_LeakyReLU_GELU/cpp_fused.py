@@ -106,7 +106,7 @@ _ext = load_inline(
     name="kb_l2_54_cpp_fused_mul_leaky_gelu",
     cpp_sources=_cpp_source,
     functions=["mul_leaky_gelu_"],
-    extra_cflags=["-O3", "-march=native"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno"],
     verbose=False,
 )
 

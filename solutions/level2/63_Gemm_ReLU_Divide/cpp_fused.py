@@ -30,7 +30,7 @@ _ext = load_inline(
     name="kb_l2_63_cpp_fused_relu_div",
     cpp_sources=_cpp_source,
     functions=["relu_div_"],
-    extra_cflags=["-O3", "-march=native"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno"],
     verbose=False,
 )
 

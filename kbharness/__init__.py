@@ -1,0 +1,1 @@
+"""kbharness: an evaluation harness for KernelBench-style custom-kernel candidates."""

@@ -1,0 +1,202 @@
+"""The ``kb`` command: parses arguments and calls the library. Results go to stdout,
+progress and diagnostics to stderr."""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from kbharness import leaderboard as lb
+from kbharness import render
+from kbharness.build import DEFAULT_CACHE_DIR
+from kbharness.problems import ProblemError, discover, resolve, solutions_for
+from kbharness.runner import Job, evaluate_jobs
+from kbharness.spec import PRECISIONS, Settings, SpecError
+from kbharness.store import DEFAULT_STORE, Store
+
+out = Console(soft_wrap=False, width=200)
+err = Console(stderr=True)
+
+ExistingFile = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _fail(message: str) -> None:
+    """One line on stderr and exit 2: bad input is the user's to fix, not a traceback."""
+    err.print(f"[red]error:[/red] {message}", highlight=False)
+    sys.exit(2)
+
+
+def eval_options(fn):
+    options = [
+        click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None,
+                     help="Where to run; default cuda when a GPU is visible, else cpu."),
+        click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True,
+                     help="Cast floating-point inputs and both models to this dtype."),
+        click.option("--tolerance", type=float, default=None,
+                     help="Set atol and rtol together (KernelBench v0 used 1e-2); default by precision."),
+        click.option("--atol", type=float, default=None, help="Absolute tolerance (overrides --tolerance)."),
+        click.option("--rtol", type=float, default=None, help="Relative tolerance (overrides --tolerance)."),
+        click.option("--trials", "n_trials", type=int, default=5, show_default=True,
+                     help="Fresh random input sets checked before timing (plus one unseeded)."),
+        click.option("--runs", "n_runs", type=int, default=100, show_default=True, help="Timed calls per model, at most."),
+        click.option("--warmup", "n_warmup", type=int, default=5, show_default=True, help="Untimed calls per model first."),
+        click.option("--time-budget", "time_budget_s", type=float, default=10.0, show_default=True,
+                     help="Seconds of timed calls after which timing stops (at least 10 runs are kept)."),
+        click.option("--seed", type=int, default=42, show_default=True, help="Seed for weights and input sets."),
+        click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
+                     help="Seconds a candidate may run (per phase) before it is killed."),
+        click.option("--compile-timeout", "compile_timeout_s", type=float, default=900.0, show_default=True,
+                     help="Seconds a candidate's build may take."),
+        click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
+                     show_default=True, help="JSON-lines file every record is appended to."),
+        click.option("--no-store", is_flag=True, help="Do not record results."),
+        click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR,
+                     show_default=True, help="Where compiled extensions are kept between runs."),
+        click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
+                     help="Override a problem's module constant, e.g. --size batch_size=8 (repeatable)."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress output."),
+    ]
+    for option in reversed(options):
+        fn = option(fn)
+    return fn
+
+
+def _parse_sizes(sizes: tuple[str, ...]) -> dict:
+    parsed = {}
+    for item in sizes:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            _fail(f"--size {item!r}: expected NAME=VALUE, e.g. batch_size=8")
+        try:
+            parsed[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            _fail(f"--size {item!r}: {value!r} is not a number, tuple or string literal")
+    return parsed
+
+
+def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warmup, time_budget_s, seed,
+              timeout_s, compile_timeout_s, sizes) -> Settings:
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if tolerance is not None:
+        atol = tolerance if atol is None else atol
+        rtol = tolerance if rtol is None else rtol
+    try:
+        return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
+                        n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s,
+                        timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes))
+    except SpecError as e:
+        _fail(str(e))
+
+
+def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, cache_dir: Path,
+              quiet: bool, title: str) -> None:
+    store = None if no_store else Store(store_path)
+    status = err.status("", spinner="dots") if not quiet else None
+
+    def on_start(job: Job, i: int) -> None:
+        if status is not None:
+            status.update(f"[{i + 1}/{len(jobs)}] {job.problem.key} {job.solution.name}: building, checking, timing")
+
+    def on_done(job: Job, record) -> None:
+        if not quiet:
+            err.print(f"[{record.verdict.value}] {job.solution}", highlight=False)
+
+    if status is not None:
+        status.start()
+    try:
+        records = evaluate_jobs(jobs, settings, store, cache_dir, on_start, on_done)
+    except KeyboardInterrupt:
+        if status is not None:
+            status.stop()
+        _fail("interrupted; every finished evaluation is in the store")
+    finally:
+        if status is not None:
+            status.stop()
+    device = records[0].env.get("gpu") or settings.device if records else settings.device
+    atol, rtol = settings.tolerance
+    out.print(render.results_table(records, title=f"{title} on {device}, {settings.precision}, atol={atol:g} rtol={rtol:g}"))
+    for line in render.notes(records):
+        out.print(line, highlight=False)
+
+
+@click.group()
+@click.version_option(package_name="kbharness")
+def main() -> None:
+    """kbharness: does a custom kernel compute the same thing, and how much faster is it?"""
+
+
+@main.command("list")
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"),
+              show_default=True, help="Root holding levelN/ID_Name.py files (KernelBench's layout works).")
+def list_problems(problems_dir: Path) -> None:
+    """Show the problems found under the problems directory."""
+    try:
+        out.print(render.problems_table(discover(problems_dir)))
+    except ProblemError as e:
+        _fail(str(e))
+
+
+@main.command()
+@click.argument("problem")
+@click.option("--solution", "solutions", multiple=True, type=ExistingFile,
+              help="Evaluate only this candidate (repeatable); default: every file under solutions/.")
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
+@click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
+@eval_options
+def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, cache_dir, quiet, **kw) -> None:
+    """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
+    try:
+        prob = resolve(problem, problems_dir)
+    except ProblemError as e:
+        _fail(str(e))
+    files = list(solutions) or solutions_for(prob, solutions_dir)
+    if not files:
+        _fail(f"{prob.key} {prob.name}: no candidates under {solutions_dir}/level{prob.level}/{prob.stem}/; pass --solution FILE")
+    settings = _settings(**kw)
+    _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, cache_dir, quiet,
+              title=f"{prob.key} {prob.name}")
+
+
+@main.command()
+@click.argument("ref", type=ExistingFile)
+@click.argument("new", type=ExistingFile)
+@eval_options
+def compare(ref, new, store_path, no_store, cache_dir, quiet, **kw) -> None:
+    """Evaluate candidate NEW against problem file REF."""
+    try:
+        prob = resolve(str(ref), Path("."))
+    except ProblemError as e:
+        _fail(str(e))
+    settings = _settings(**kw)
+    _evaluate([Job(prob, new)], settings, store_path, no_store, cache_dir, quiet, title=f"{ref.name}")
+
+
+@main.command("leaderboard")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE, show_default=True)
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the leaderboard to this CSV file.")
+@click.option("--device", default=None, help="Only records made on this device (cpu, cuda).")
+def leaderboard_cmd(store_path: Path, csv_path: Path | None, device: str | None) -> None:
+    """Best correct candidate per problem, fast_p and the geometric-mean speedup."""
+    if not store_path.exists():
+        _fail(f"{store_path}: no results store yet; run kb run or kb compare first")
+    frame = lb.records_frame(Store(store_path))
+    if device:
+        frame = frame[frame["device"].str.startswith(device)]
+    board = lb.leaderboard(frame)
+    if board.empty:
+        _fail(f"{store_path}: no records{' for device ' + device if device else ''}")
+    out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
+    if csv_path is not None:
+        board.to_csv(csv_path, index=False)
+        err.print(f"wrote {csv_path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Turning records and frames into rich tables and one-line summaries; nothing is computed here
+that the library does not already hold, and nothing here decides a verdict."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+from rich.table import Table
+from rich.text import Text
+
+from kbharness.problems import Problem
+from kbharness.results import EvalRecord, Verdict
+from kbharness.stats import relative_spread, speedup_ci
+
+NOISY_SPREAD = 0.05
+_STYLE = {Verdict.CORRECT: "green", Verdict.INCORRECT: "red", Verdict.NO_CODE: "yellow"}
+
+
+def problems_table(problems: Sequence[Problem]) -> Table:
+    table = Table(title=f"{len(problems)} problems")
+    for col in ("level", "id", "name", "path"):
+        table.add_column(col, justify="right" if col in ("level", "id") else "left")
+    for p in problems:
+        table.add_row(str(p.level), str(p.id), p.name, str(p.path))
+    return table
+
+
+def fmt_ms(ms: float | None) -> str:
+    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
+        return "-"
+    if ms < 1:
+        return f"{ms * 1000:.1f} µs"
+    if ms < 1000:
+        return f"{ms:.3f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
+def fmt_err(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2e}"
+
+
+def speedup_text(record: EvalRecord) -> str:
+    """``1.52× [1.49, 1.55]``: the median ratio with its bootstrap 95% interval."""
+    if not record.correct or record.speedup is None:
+        return "-"
+    lo, hi = speedup_ci(record.ref_timing.times_ms, record.new_timing.times_ms)
+    return f"{record.speedup:.2f}× [{lo:.2f}, {hi:.2f}]"
+
+
+def timing_text(record: EvalRecord, which: str) -> str:
+    t = getattr(record, which)
+    if t is None:
+        return "-"
+    return f"{fmt_ms(t.median_ms)} ({fmt_ms(t.min_ms)}–{fmt_ms(t.max_ms)})"
+
+
+def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
+    table = Table(title=title or None, show_lines=False)
+    table.add_column("solution")
+    table.add_column("verdict")
+    table.add_column("max abs err", justify="right")
+    table.add_column("max rel err", justify="right")
+    table.add_column("reference (median, min–max)", justify="right")
+    table.add_column("candidate (median, min–max)", justify="right")
+    table.add_column("speedup [95% CI]", justify="right")
+    table.add_column("runs", justify="right")
+    for r in records:
+        table.add_row(
+            Path(r.solution_path).name,
+            Text(r.verdict.value, style=_STYLE.get(r.verdict, "magenta")),
+            fmt_err(r.max_abs),
+            fmt_err(r.max_rel),
+            timing_text(r, "ref_timing"),
+            timing_text(r, "new_timing"),
+            speedup_text(r),
+            str(r.new_timing.n) if r.new_timing else "-",
+        )
+    return table
+
+
+def notes(records: Sequence[EvalRecord]) -> list[str]:
+    """What a reader must know beside the table: why a candidate failed, and noisy timings."""
+    lines = []
+    for r in records:
+        name = Path(r.solution_path).name
+        if not r.correct:
+            lines.append(f"{name}: {r.verdict.value}: {r.message}")
+            continue
+        for label, t in (("reference", r.ref_timing), ("candidate", r.new_timing)):
+            if t is not None and relative_spread(t.times_ms) > NOISY_SPREAD:
+                lines.append(f"{name}: {label} timing is noisy (IQR {100 * relative_spread(t.times_ms):.0f}% of the "
+                             "median); close other programs or raise --runs / --time-budget")
+        if r.speedup is not None:
+            lo, hi = speedup_ci(r.ref_timing.times_ms, r.new_timing.times_ms)
+            word = "faster" if r.speedup >= 1 else "slower"
+            factor = r.speedup if r.speedup >= 1 else 1 / r.speedup
+            half = (hi - lo) / 2 if r.speedup >= 1 else (1 / lo - 1 / hi) / 2
+            lines.append(f"{name} ran {factor:.2f} ± {half:.2f} times {word} than the reference")
+    return lines
+
+
+def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: float) -> Table:
+    caption = "  ".join(f"fast_{p:g}={v:.2f}" for p, v in fast.items()) + f"  geomean speedup={geomean:.2f}×"
+    table = Table(title="leaderboard", caption=caption)
+    for col in ("problem", "best solution", "speedup", "reference", "candidate", "correct/evaluated"):
+        table.add_column(col, justify="left" if col in ("problem", "best solution") else "right")
+    for row in board.itertuples():
+        table.add_row(
+            row.problem,
+            Path(row.solution).name if isinstance(row.solution, str) else "-",
+            f"{row.speedup:.2f}×" if pd.notna(row.speedup) else "-",
+            fmt_ms(row.ref_median_ms) if pd.notna(row.ref_median_ms) else "-",
+            fmt_ms(row.new_median_ms) if pd.notna(row.new_median_ms) else "-",
+            f"{row.correct}/{row.candidates}",
+        )
+    return table
