@@ -195,11 +195,11 @@ def scrub_free_memory(device: torch.device) -> None:
 
 
 def _check_trials(new_model, ref_model, trials, atol, rtol, device, found: _Findings) -> None:
-    params = list(new_model.parameters()) + list(new_model.buffers())
     for seed, inputs, ref_in_after, ref_out in trials:
         new_in = clone(inputs)
         out = _candidate(lambda: new_model(*new_in))
         _sync(device)
+        params = list(new_model.parameters()) + list(new_model.buffers())
         result = check.compare(ref_out, out, atol, rtol)
         found.trials.append(TrialError(seed, result.passed, result.max_abs, result.max_rel, result.reason))
         if not result.passed:
@@ -220,6 +220,8 @@ def _check_determinism(new_model, trial, atol, rtol, device, found: _Findings) -
     first = _candidate(lambda: new_model(*clone(inputs)))
     second = _candidate(lambda: new_model(*clone(inputs)))
     _sync(device)
+    if any(_shares(a, b) for a in _flat(first) for b in _flat(second)):
+        found.fail("no output aliasing", "two calls returned the same memory: the second overwrote the first's output")
     result = check.compare(detach(first), second, atol, rtol)
     if not result.passed:
         found.fail("deterministic", f"two runs on the same inputs (seed {seed}) differ: {result.reason}")
@@ -304,6 +306,10 @@ def _aliasing(out, inputs, params, ref_out, ref_inputs) -> str:
             if _shares(o, p):
                 return "output shares memory with a parameter or buffer"
     return ""
+
+
+def _flat(out: Any) -> list:
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _shares(a: Any, b: Any) -> bool:

@@ -64,6 +64,15 @@ inline float gelu_exact(float x) {
     return x * phi;
 }
 
+// Contiguous range [begin, end) of one (n, c) plane with multiplier mc.
+void mul_leaky_gelu_range(float* __restrict__ p, int64_t begin, int64_t end, float mc, float slope) {
+    for (int64_t j = begin; j < end; ++j) {
+        const float v = p[j] * mc;
+        const float neg = v * slope;
+        p[j] = gelu_exact(v > 0.0f ? v : neg);
+    }
+}
+
 }  // namespace
 
 // x: [N, C, *spatial] contiguous float32, multiplier: C elements.
@@ -81,20 +90,14 @@ torch::Tensor mul_leaky_gelu_(torch::Tensor x, torch::Tensor multiplier, double 
     float* data = x.data_ptr<float>();
     const int64_t n = x.numel();
     if (n == 0) return x;
-    const int64_t plane = n / (x.size(0) * C);  // elements per (n, c) plane
+    const int64_t plane = n / (x.size(0) * C);  // elements per (n, c) plane, > 0 here
     const float s = static_cast<float>(slope);
-    at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, n, 16384, [data, m, plane, C, s](int64_t begin, int64_t end) {
         int64_t i = begin;
-        while (i < end) {
-            const int64_t pidx = plane > 0 ? i / plane : 0;
+        while (i < end) {  // split [begin, end) at (n, c) plane boundaries
+            const int64_t pidx = i / plane;
             const int64_t stop = std::min(end, (pidx + 1) * plane);
-            const float mc = m[pidx % C];
-            float* __restrict__ p = data;
-            for (int64_t j = i; j < stop; ++j) {
-                float v = p[j] * mc;
-                v = v > 0.0f ? v : v * s;
-                p[j] = gelu_exact(v);
-            }
+            mul_leaky_gelu_range(data, i, stop, m[pidx % C], s);
             i = stop;
         }
     });
@@ -106,7 +109,8 @@ _ext = load_inline(
     name="kb_l2_54_cpp_fused_mul_leaky_gelu",
     cpp_sources=_cpp_source,
     functions=["mul_leaky_gelu_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

@@ -7,20 +7,27 @@ _cpp_source = r"""
 #include <torch/extension.h>
 #include <ATen/Parallel.h>
 
-// y = max(x, 0) / divisor  (in place on x; NaN propagates like torch.relu)
+namespace {
+
+// Contiguous range [begin, end): p = relu(p) / d (NaN propagates like torch.relu).
+void relu_div_range(float* __restrict__ p, int64_t begin, int64_t end, float d) {
+    for (int64_t i = begin; i < end; ++i) {
+        const float v = p[i];
+        p[i] = (v < 0.0f ? 0.0f : v) / d;
+    }
+}
+
+}  // namespace
+
+// x = relu(x) / divisor, in place on x (the linear output).
 torch::Tensor relu_div_(torch::Tensor x, double divisor) {
     TORCH_CHECK(x.device().is_cpu(), "relu_div_: expected a CPU tensor");
     TORCH_CHECK(x.scalar_type() == at::kFloat, "relu_div_: expected float32");
     TORCH_CHECK(x.is_contiguous(), "relu_div_: expected a contiguous tensor");
     float* data = x.data_ptr<float>();
-    const int64_t n = x.numel();
     const float d = static_cast<float>(divisor);
-    at::parallel_for(0, n, 32768, [&](int64_t begin, int64_t end) {
-        float* __restrict__ p = data;
-        for (int64_t i = begin; i < end; ++i) {
-            const float v = p[i];
-            p[i] = (v < 0.0f ? 0.0f : v) / d;
-        }
+    at::parallel_for(0, x.numel(), 32768, [data, d](int64_t begin, int64_t end) {
+        relu_div_range(data, begin, end, d);
     });
     return x;
 }
@@ -30,7 +37,8 @@ _ext = load_inline(
     name="kb_l2_63_cpp_fused_relu_div",
     cpp_sources=_cpp_source,
     functions=["relu_div_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

@@ -42,13 +42,39 @@ inline float exp_cw(float x) {
     return p * bits_to_float((k + 127) << 23);
 }
 
+// acc[c] += row[c] for c < w (double accumulation of one row segment).
+void add_row(double* __restrict__ acc, const float* __restrict__ row, int64_t w) {
+    for (int64_t c = 0; c < w; ++c) acc[c] += static_cast<double>(row[c]);
+}
+
+// sq[c] += (row[c] - mean[c])^2 for c < w.
+void add_sq_row(double* __restrict__ sq, const float* __restrict__ row,
+                const double* __restrict__ mean, int64_t w) {
+    for (int64_t c = 0; c < w; ++c) {
+        const double d = static_cast<double>(row[c]) - mean[c];
+        sq[c] += d * d;
+    }
+}
+
+// One row: v = y * alpha + beta (batch norm); v = (v + bias) / d; y = v * sigmoid(v).
+void bn_bias_div_swish_row(float* __restrict__ row, const float* __restrict__ alpha,
+                           const float* __restrict__ beta, const float* __restrict__ bias,
+                           int64_t F, float d) {
+    for (int64_t c = 0; c < F; ++c) {
+        float v = row[c] * alpha[c] + beta[c];
+        v = (v + bias[c]) / d;
+        const float sig = 1.0f / (1.0f + exp_cw(-v));
+        row[c] = v * sig;
+    }
+}
+
 }  // namespace
 
 // y: [N, F] contiguous float32 (the Linear output), modified in place:
 //   y = bn(y); y = (y + extra_bias) / divide; y = y * sigmoid(y)
-// training=true: batch mean / biased batch variance normalize, and the running
-// buffers are updated with `momentum` (running_var with the unbiased variance).
-// training=false: running_mean / running_var normalize.
+// training=true: normalize with the batch mean / biased batch variance, and update the
+// running buffers with `momentum` (running_var with the unbiased variance).
+// training=false: normalize with running_mean / running_var.
 torch::Tensor bn_bias_div_swish_(torch::Tensor y,
                                  torch::Tensor bn_weight, torch::Tensor bn_bias,
                                  torch::Tensor running_mean, torch::Tensor running_var,
@@ -59,55 +85,48 @@ torch::Tensor bn_bias_div_swish_(torch::Tensor y,
     TORCH_CHECK(y.is_contiguous() && y.dim() == 2, "bn_bias_div_swish_: expected a contiguous 2D input");
     const int64_t N = y.size(0);
     const int64_t F = y.size(1);
-    for (const auto& t : {bn_weight, bn_bias, running_mean, running_var}) {
-        TORCH_CHECK(t.scalar_type() == at::kFloat && t.is_contiguous() && t.numel() == F,
-                    "bn_bias_div_swish_: per-feature tensors must be contiguous float32 with F elements");
+    for (const auto& t : {bn_weight, bn_bias, running_mean, running_var, extra_bias}) {
+        TORCH_CHECK(t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous(),
+                    "bn_bias_div_swish_: parameters must be contiguous float32 CPU tensors");
     }
-    TORCH_CHECK(extra_bias.scalar_type() == at::kFloat && (extra_bias.numel() == 1 || extra_bias.numel() == F),
+    for (const auto& t : {bn_weight, bn_bias, running_mean, running_var}) {
+        TORCH_CHECK(t.numel() == F, "bn_bias_div_swish_: per-feature tensors must have F elements");
+    }
+    TORCH_CHECK(extra_bias.numel() == 1 || extra_bias.numel() == F,
                 "bn_bias_div_swish_: bias must have 1 or F elements");
     if (training) {
         TORCH_CHECK(N > 1, "Expected more than 1 value per channel when training");
     }
-    auto eb = extra_bias.contiguous();
-    const float* ebp = eb.data_ptr<float>();
-    const int64_t eb_stride = eb.numel() == 1 ? 0 : 1;
+    if (N == 0 || F == 0) return y;
     float* yp = y.data_ptr<float>();
     const float* w = bn_weight.data_ptr<float>();
     const float* b = bn_bias.data_ptr<float>();
     float* rm = running_mean.data_ptr<float>();
     float* rv = running_var.data_ptr<float>();
+    const float* ebp = extra_bias.data_ptr<float>();
+    const int64_t eb_stride = extra_bias.numel() == 1 ? 0 : 1;
 
-    // Per-feature affine: bn(y) = y * alpha + beta (same form as ATen's CPU kernel);
-    // the scalar/feature bias is folded into beta after the bn rounding step below.
-    std::vector<float> alpha(F), beta(F);
+    // Per-feature affine form of batch norm, bn(y) = y * alpha + beta, as in ATen's CPU kernel.
+    std::vector<float> alpha(F), beta(F), ebias(F);
+    for (int64_t f = 0; f < F; ++f) ebias[f] = ebp[f * eb_stride];
+    float* alpha_p = alpha.data();
+    float* beta_p = beta.data();
 
     if (training) {
-        // Column statistics in double, two passes, parallel over column blocks.
-        at::parallel_for(0, F, 64, [&](int64_t c0, int64_t c1) {
-            const int64_t w_cols = c1 - c0;
-            std::vector<double> acc(w_cols, 0.0), mean(w_cols), sq(w_cols, 0.0);
-            for (int64_t r = 0; r < N; ++r) {
-                const float* row = yp + r * F + c0;
-                double* __restrict__ a = acc.data();
-                for (int64_t c = 0; c < w_cols; ++c) a[c] += row[c];
-            }
-            for (int64_t c = 0; c < w_cols; ++c) mean[c] = acc[c] / static_cast<double>(N);
-            for (int64_t r = 0; r < N; ++r) {
-                const float* row = yp + r * F + c0;
-                const double* __restrict__ mu = mean.data();
-                double* __restrict__ q = sq.data();
-                for (int64_t c = 0; c < w_cols; ++c) {
-                    const double d = static_cast<double>(row[c]) - mu[c];
-                    q[c] += d * d;
-                }
-            }
-            for (int64_t c = 0; c < w_cols; ++c) {
+        // Column statistics in double precision, two passes, parallel over column blocks.
+        at::parallel_for(0, F, 64, [=](int64_t c0, int64_t c1) {
+            const int64_t wc = c1 - c0;
+            std::vector<double> acc(wc, 0.0), mean(wc), sq(wc, 0.0);
+            for (int64_t r = 0; r < N; ++r) add_row(acc.data(), yp + r * F + c0, wc);
+            for (int64_t c = 0; c < wc; ++c) mean[c] = acc[c] / static_cast<double>(N);
+            for (int64_t r = 0; r < N; ++r) add_sq_row(sq.data(), yp + r * F + c0, mean.data(), wc);
+            for (int64_t c = 0; c < wc; ++c) {
                 const int64_t f = c0 + c;
                 const double var = sq[c] / static_cast<double>(N);
                 const double invstd = 1.0 / std::sqrt(var + eps);
                 const double a = invstd * static_cast<double>(w[f]);
-                alpha[f] = static_cast<float>(a);
-                beta[f] = static_cast<float>(static_cast<double>(b[f]) - mean[c] * a);
+                alpha_p[f] = static_cast<float>(a);
+                beta_p[f] = static_cast<float>(static_cast<double>(b[f]) - mean[c] * a);
                 const double unbiased = sq[c] / static_cast<double>(N - 1);
                 rm[f] = static_cast<float>(momentum * mean[c] + (1.0 - momentum) * static_cast<double>(rm[f]));
                 rv[f] = static_cast<float>(momentum * unbiased + (1.0 - momentum) * static_cast<double>(rv[f]));
@@ -117,28 +136,16 @@ torch::Tensor bn_bias_div_swish_(torch::Tensor y,
         for (int64_t f = 0; f < F; ++f) {
             const double invstd = 1.0 / std::sqrt(static_cast<double>(rv[f]) + eps);
             const double a = invstd * static_cast<double>(w[f]);
-            alpha[f] = static_cast<float>(a);
-            beta[f] = static_cast<float>(static_cast<double>(b[f]) - static_cast<double>(rm[f]) * a);
+            alpha_p[f] = static_cast<float>(a);
+            beta_p[f] = static_cast<float>(static_cast<double>(b[f]) - static_cast<double>(rm[f]) * a);
         }
     }
 
-    std::vector<float> ebias(F);
-    for (int64_t f = 0; f < F; ++f) ebias[f] = ebp[f * eb_stride];
     const float d = static_cast<float>(divide);
-    const int64_t grain_rows = std::max<int64_t>(1, 32768 / std::max<int64_t>(F, 1));
-    at::parallel_for(0, N, grain_rows, [&](int64_t r0, int64_t r1) {
-        const float* __restrict__ al = alpha.data();
-        const float* __restrict__ be = beta.data();
-        const float* __restrict__ bb = ebias.data();
-        for (int64_t r = r0; r < r1; ++r) {
-            float* __restrict__ row = yp + r * F;
-            for (int64_t c = 0; c < F; ++c) {
-                float v = row[c] * al[c] + be[c];   // batch norm
-                v = (v + bb[c]) / d;                 // bias add, divide
-                const float sig = 1.0f / (1.0f + exp_cw(-v));
-                row[c] = v * sig;                    // swish
-            }
-        }
+    const float* eb_p = ebias.data();
+    const int64_t grain_rows = std::max<int64_t>(1, 32768 / F);
+    at::parallel_for(0, N, grain_rows, [=](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) bn_bias_div_swish_row(yp + r * F, alpha_p, beta_p, eb_p, F, d);
     });
     return y;
 }
@@ -148,7 +155,8 @@ _ext = load_inline(
     name="kb_l2_97_cpp_fused_bn_bias_div_swish",
     cpp_sources=_cpp_source,
     functions=["bn_bias_div_swish_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_ldflags=["-fopenmp"],
     verbose=False,
 )
 

@@ -1,0 +1,38 @@
+"""Shared fixtures: a tiny problem, a session-wide build cache, and a helper that evaluates
+a candidate in a real worker process, the way `kb` does."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kbharness.isolate import run_isolated
+from kbharness.spec import EvalSpec, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TINY_PROBLEM = FIXTURES / "problems" / "level1" / "1_Scale_shift.py"
+CANDIDATES = FIXTURES / "candidates"
+FAST = dict(n_trials=3, n_warmup=1, n_runs=10, min_runs=10, time_budget_s=1.0)
+
+
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory) -> Path:
+    """One extension cache for the whole session (C++ builds cost ~50 s on 2 cores).
+
+    Set KB_TEST_CACHE to keep builds between sessions while developing."""
+    kept = os.environ.get("KB_TEST_CACHE")
+    return Path(kept) if kept else tmp_path_factory.mktemp("kb-cache")
+
+
+@pytest.fixture
+def evaluate(build_cache):
+    def run(candidate: str | Path, problem: Path = TINY_PROBLEM, **overrides):
+        path = Path(candidate)
+        if not path.is_absolute():
+            path = CANDIDATES / path
+        settings = Settings(**{"device": "cpu", **FAST, **overrides})
+        return run_isolated(EvalSpec(problem, path, settings, build_cache))
+
+    return run

@@ -1,0 +1,102 @@
+"""End-to-end evaluations in real worker processes on the CPU: every verdict class, and
+the cheats the checks exist for."""
+import statistics
+
+import pytest
+
+from kbharness.results import Verdict
+
+
+def test_correct_candidate_gets_errors_timings_and_speedup(evaluate):
+    r = evaluate("correct.py")
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert r.max_abs == 0.0 and r.max_rel == 0.0
+    assert len(r.trials) == 4  # 3 seeded trials and one from a fresh random seed
+    assert len({t.seed for t in r.trials}) == 4
+    assert r.ref_timing.n == r.new_timing.n == 10
+    assert r.speedup == pytest.approx(r.ref_timing.median_ms / r.new_timing.median_ms)
+    assert {c.name for c in r.checks} >= {"output matches reference", "no input mutation", "no output aliasing",
+                                          "deterministic", "timed outputs match", "no hidden work"}
+    assert all(c.passed for c in r.checks)
+    assert r.env["torch"] and r.env["device"] == "cpu"
+
+
+def test_cpu_timing_path_sees_a_5ms_sleep(evaluate):
+    r = evaluate("slow.py")
+    assert r.verdict is Verdict.CORRECT
+    assert r.new_timing.min_ms >= 5.0
+    assert statistics.median(r.ref_timing.times_ms) < 5.0
+    assert r.speedup < 1.0
+
+
+def test_incorrect_candidate_reports_worst_error(evaluate):
+    r = evaluate("wrong.py")
+    assert r.verdict is Verdict.INCORRECT
+    assert r.max_abs == pytest.approx(0.01, rel=1e-3)
+    assert "elements outside atol=0.0001" in r.message
+    assert r.new_timing is None
+    assert r.failed_checks()[0].name == "output matches reference"
+
+
+def test_looser_tolerance_accepts_what_the_default_rejects(evaluate):
+    assert evaluate("wrong.py", atol=2e-2, rtol=2e-2).verdict is Verdict.CORRECT
+
+
+def test_nan_never_passes(evaluate):
+    r = evaluate("nan.py", atol=1e3, rtol=1e3)
+    assert r.verdict is Verdict.INCORRECT and "NaN/Inf" in r.message
+
+
+@pytest.mark.parametrize("name, verdict, text", [
+    ("runtime_error.py", Verdict.RUNTIME_ERROR, "ValueError: kernel launch failed: bad grid"),
+    ("syntax_error.py", Verdict.LOAD_ERROR, "SyntaxError"),
+    ("no_modelnew.py", Verdict.LOAD_ERROR, "defines no class ModelNew"),
+    ("import_error.py", Verdict.LOAD_ERROR, "No module named 'kbharness_no_such_module'"),
+    ("cuda_kernel.py", Verdict.NEEDS_CUDA, "needs CUDA"),
+])
+def test_failure_classes(evaluate, name, verdict, text):
+    r = evaluate(name)
+    assert r.verdict is verdict
+    assert text in r.message
+
+
+def test_completion_without_code_is_no_code(evaluate, tmp_path):
+    f = tmp_path / "cut.txt"
+    f.write_text("Okay, let me think about fusing the kernels. First the conv")
+    r = evaluate(f)
+    assert r.verdict is Verdict.NO_CODE
+    assert r.message == "response ends inside the reasoning; no final code block"
+
+
+@pytest.mark.parametrize("name, check", [
+    ("mutates_input.py", "no input mutation"),
+    ("aliases_buffer.py", "no output aliasing"),
+    ("caches_by_shape.py", "output matches reference"),
+    ("subclass_output.py", "output matches reference"),
+    ("late_thread.py", "output matches reference"),
+])
+def test_cheats_are_caught_by_name(evaluate, name, check):
+    r = evaluate(name)
+    assert r.verdict is Verdict.INCORRECT, r.message
+    assert [c.name for c in r.failed_checks()] == [check]
+    assert r.message.startswith(check)
+
+
+def test_segfault_is_a_crash_and_hang_a_timeout(evaluate):
+    crash = evaluate("segfault.py")
+    assert crash.verdict is Verdict.CRASH and "SIGSEGV" in crash.message
+    hang = evaluate("hang.py", timeout_s=5)
+    assert hang.verdict is Verdict.TIMEOUT and "phase 'check'" in hang.message
+
+
+def test_build_that_never_ends_is_a_compile_timeout(evaluate):
+    r = evaluate("hang_in_build.py", compile_timeout_s=3)
+    assert r.verdict is Verdict.COMPILE_TIMEOUT
+
+
+@pytest.mark.slow
+def test_compile_error_keeps_the_compiler_log(evaluate):
+    r = evaluate("compile_error.py")
+    assert r.verdict is Verdict.COMPILE_ERROR
+    assert "Error building extension 'kb_test_compile_error'" in r.message
+    assert "error" in r.log_tail and "not_a_tensor" in r.log_tail

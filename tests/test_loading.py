@@ -1,0 +1,55 @@
+from pathlib import Path
+
+import pytest
+
+from conftest import CANDIDATES, TINY_PROBLEM
+from kbharness.loading import LoadError, load_model_new, load_problem, read_solution
+
+
+def test_problem_loads_and_size_override_changes_inputs():
+    module = load_problem(TINY_PROBLEM, {"batch_size": 2, "dim": 5})
+    assert module.get_inputs()[0].shape == (2, 5)
+    assert load_problem(TINY_PROBLEM).get_inputs()[0].shape == (4, 64)
+
+
+def test_unknown_size_override_is_a_clear_error():
+    with pytest.raises(LoadError, match="size override 'batchsize' names no module constant"):
+        load_problem(TINY_PROBLEM, {"batchsize": 2})
+
+
+def test_problem_without_get_inputs_is_rejected(tmp_path):
+    bad = tmp_path / "1_Bad.py"
+    bad.write_text("import torch.nn as nn\nclass Model(nn.Module):\n    pass\ndef get_init_inputs():\n    return []\n")
+    with pytest.raises(LoadError, match="problem defines no get_inputs"):
+        load_problem(bad)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("syntax_error.py", r"SyntaxError: .*\(syntax_error.py, line 4\)"),
+    ("no_modelnew.py", "no_modelnew.py: defines no class ModelNew"),
+    ("import_error.py", "ModuleNotFoundError: No module named 'kbharness_no_such_module'"),
+])
+def test_candidate_load_errors_say_what_is_wrong(name, message, tmp_path):
+    with pytest.raises(LoadError, match=message) as info:
+        load_model_new(read_solution(CANDIDATES / name), tmp_path)
+    assert not info.value.compile
+
+
+def test_completion_is_extracted_and_hashed(tmp_path):
+    completion = tmp_path / "answer.txt"
+    completion.write_text("thoughts</think>\n```python\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    pass\n```\n")
+    source = read_solution(completion)
+    assert source.code.startswith("import torch.nn")
+    assert len(source.sha256) == 64
+    assert load_model_new(source, tmp_path).__name__ == "ModelNew"
+    assert (tmp_path / "answer.extracted.py").exists()
+
+
+def test_cuda_candidates_are_recognised():
+    assert read_solution(CANDIDATES / "cuda_kernel.py").needs_cuda
+    assert not read_solution(CANDIDATES / "correct.py").needs_cuda
+
+
+def test_unreadable_solution(tmp_path):
+    with pytest.raises(LoadError, match="cannot read"):
+        read_solution(tmp_path / "missing.py")
