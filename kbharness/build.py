@@ -9,10 +9,15 @@ candidate are serialized by torch's own lock file in that directory.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import sys
 import sysconfig
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("KB_CACHE_DIR", Path.home() / ".cache" / "kbharness"))
 
@@ -37,3 +42,45 @@ def prepare_build_env(cache_dir: Path, code: str, device: str) -> Path:
     if scripts and scripts not in path.split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + path
     return directory
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    solution: str
+    ok: bool
+    seconds: float
+    message: str = ""
+
+
+def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
+    """Import a candidate once so its extensions land in the cache; runs in a pool worker."""
+    import tempfile
+
+    from kbharness.loading import LoadError, load_model_new, read_solution
+
+    start = time.perf_counter()
+    try:
+        source = read_solution(Path(solution))
+        if source.code is None:
+            return BuildResult(solution, False, 0.0, f"no code: {source.reason}")
+        prepare_build_env(Path(cache_dir), source.code, device)
+        with tempfile.TemporaryDirectory() as scratch:
+            load_model_new(source, Path(scratch))
+    except LoadError as e:
+        return BuildResult(solution, False, time.perf_counter() - start, str(e))
+    return BuildResult(solution, True, time.perf_counter() - start)
+
+
+def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int) -> Iterator[BuildResult]:
+    """Build candidates in parallel, each in a fresh process, yielding results as they finish.
+
+    Compilation is CPU-bound and dominates a cold evaluation, so building everything first,
+    ``jobs`` at a time, lets the (one) GPU then evaluate from a warm cache."""
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
+        futures = {pool.submit(build_candidate, str(s), device, str(cache_dir)): s for s in solutions}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as e:
+                yield BuildResult(str(futures[future]), False, 0.0, f"build worker died: {type(e).__name__}: {e}")

@@ -3,6 +3,7 @@ progress and diagnostics to stderr."""
 from __future__ import annotations
 
 import ast
+import os
 import sys
 from pathlib import Path
 
@@ -11,14 +12,14 @@ from rich.console import Console
 
 from kbharness import leaderboard as lb
 from kbharness import render
-from kbharness.build import DEFAULT_CACHE_DIR
+from kbharness.build import DEFAULT_CACHE_DIR, build_all
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
 from kbharness.spec import PRECISIONS, Settings, SpecError
 from kbharness.store import DEFAULT_STORE, Store
 
 out = Console(soft_wrap=False, width=200)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 ExistingFile = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -175,6 +176,28 @@ def compare(ref, new, store_path, no_store, cache_dir, quiet, **kw) -> None:
         _fail(str(e))
     settings = _settings(**kw)
     _evaluate([Job(prob, new)], settings, store_path, no_store, cache_dir, quiet, title=f"{ref.name}")
+
+
+@main.command()
+@click.argument("solutions", nargs=-1, required=True, type=ExistingFile)
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None, help="Build for this device's architecture.")
+@click.option("--jobs", "-j", type=int, default=max(1, (os.cpu_count() or 2) // 2), show_default=True,
+              help="Parallel builds (each nvcc/g++ build uses about one core and 1-2 GB).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
+def build(solutions, device, jobs, cache_dir) -> None:
+    """Compile candidates into the build cache in parallel, so evaluating them later is fast."""
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    failed = 0
+    for result in build_all(list(solutions), device, cache_dir, jobs):
+        failed += not result.ok
+        status = "built" if result.ok else "failed"
+        out.print(f"{status:6} {result.seconds:6.1f} s  {result.solution}  {result.message}", highlight=False)
+    if failed:
+        err.print(f"{failed} of {len(solutions)} builds failed")
+        sys.exit(1)
 
 
 @main.command("leaderboard")

@@ -69,7 +69,10 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
     except Stop as stop:
         verdict, message, log = stop.verdict, stop.message, stop.log
     except LoadError as e:
-        verdict, message, log = Verdict.LOAD_ERROR, str(e), e.log
+        verdict = Verdict.COMPILE_ERROR if e.compile else Verdict.LOAD_ERROR
+        message, log = str(e), e.log
+    except Exception as e:
+        verdict, message, log = classify_exception(e)
     errors = found.trials
     return EvalRecord(
         problem=_problem_key(spec.problem_path),
@@ -198,7 +201,7 @@ def _check_trials(new_model, ref_model, trials, atol, rtol, device, found: _Find
     for seed, inputs, ref_in_after, ref_out in trials:
         new_in = clone(inputs)
         out = _candidate(lambda: new_model(*new_in))
-        _sync(device)
+        _candidate(lambda: _sync(device))
         params = list(new_model.parameters()) + list(new_model.buffers())
         result = check.compare(ref_out, out, atol, rtol)
         found.trials.append(TrialError(seed, result.passed, result.max_abs, result.max_rel, result.reason))
@@ -219,7 +222,7 @@ def _check_determinism(new_model, trial, atol, rtol, device, found: _Findings) -
     seed, inputs, _, _ = trial
     first = _candidate(lambda: new_model(*clone(inputs)))
     second = _candidate(lambda: new_model(*clone(inputs)))
-    _sync(device)
+    _candidate(lambda: _sync(device))
     if any(_shares(a, b) for a in _flat(first) for b in _flat(second)):
         found.fail("no output aliasing", "two calls returned the same memory: the second overwrote the first's output")
     result = check.compare(detach(first), second, atol, rtol)

@@ -1,0 +1,64 @@
+"""Each command through click's CliRunner, asserting what a user reads."""
+import csv
+
+from click.testing import CliRunner
+
+from conftest import CANDIDATES, FIXTURES, ROOT, TINY_PROBLEM
+from kbharness.cli import main
+
+FAST = ["--device", "cpu", "--trials", "2", "--runs", "10", "--warmup", "1", "--time-budget", "1", "-q"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_list_shows_the_repository_suite():
+    r = invoke("list", "--problems-dir", ROOT / "problems")
+    assert r.exit_code == 0
+    assert "Conv2d_Divide_LeakyReLU" in r.output and "Gemm_ReLU_Divide" in r.output
+
+
+def test_compare_prints_verdict_errors_and_speedup(tmp_path, build_cache):
+    r = invoke("compare", TINY_PROBLEM, CANDIDATES / "correct.py", *FAST, "--store", tmp_path / "s.jsonl",
+               "--cache-dir", build_cache)
+    assert r.exit_code == 0, r.output
+    assert "correct.py" in r.output and "correct" in r.output and "0.00e+00" in r.output
+    assert "times faster than the reference" in r.output or "times slower than the reference" in r.output
+    assert (tmp_path / "s.jsonl").read_text().count("\n") == 1
+
+
+def test_compare_on_a_truncated_seed_says_no_code(tmp_path):
+    seed = ROOT / "solutions" / "level2" / "54_Conv2d_Multiply_LeakyReLU_GELU" / "seed_003.txt"
+    problem = ROOT / "problems" / "level2" / "54_Conv2d_Multiply_LeakyReLU_GELU.py"
+    r = invoke("compare", problem, seed, *FAST, "--no-store")
+    assert r.exit_code == 0
+    assert "no code: response ends inside the reasoning; no final code block" in r.output
+
+
+def test_run_stores_records_and_leaderboard_writes_csv(tmp_path, build_cache):
+    store = tmp_path / "evals.jsonl"
+    r = invoke("run", "1/1", "--problems-dir", FIXTURES / "problems", "--solution", CANDIDATES / "correct.py",
+               "--solution", CANDIDATES / "wrong.py", *FAST, "--store", store, "--cache-dir", build_cache)
+    assert r.exit_code == 0, r.output
+    assert "incorrect" in r.output and "wrong.py: incorrect: output matches reference" in r.output
+    out_csv = tmp_path / "board.csv"
+    r = invoke("leaderboard", "--store", store, "--csv", out_csv)
+    assert r.exit_code == 0
+    assert "fast_0=1.00" in r.output
+    rows = list(csv.DictReader(out_csv.open()))
+    assert rows[0]["problem"] == "1/1" and rows[0]["solution"].endswith("correct.py")
+    assert rows[0]["correct"] == "1" and rows[0]["candidates"] == "2"
+
+
+def test_bad_input_is_one_line_with_exit_2(tmp_path):
+    r = invoke("run", "9/9", "--problems-dir", FIXTURES / "problems")
+    assert r.exit_code == 2
+    assert r.output.strip() == "error: 9/9: no problem with level 9 and id 9 under " + str(FIXTURES / "problems")
+    r = invoke("run", "1/1", "--problems-dir", FIXTURES / "problems", "--solution", CANDIDATES / "correct.py",
+               "--size", "batch_size")
+    assert r.exit_code == 2 and "expected NAME=VALUE" in r.output
+    r = invoke("leaderboard", "--store", tmp_path / "none.jsonl")
+    assert r.exit_code == 2 and "no results store yet" in r.output
+    r = invoke("run", "1/1", "--problems-dir", FIXTURES / "problems", "--solutions-dir", tmp_path)
+    assert r.exit_code == 2 and "no candidates under" in r.output

@@ -1,0 +1,38 @@
+"""CUDA paths, run on the GPU machine (skipped without a GPU): an honest kernel, a context-
+killing kernel, and the GPU-only cheats."""
+import pytest
+import torch
+
+from conftest import FIXTURES
+from kbharness.results import Verdict
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+GPU = FIXTURES / "gpu"
+BIG = {"batch_size": 4096, "dim": 4096}
+
+
+def test_cuda_candidate_is_correct_and_timed_with_events(evaluate):
+    r = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=BIG)
+    assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
+    assert r.env["gpu"]
+    assert r.max_abs <= 1e-6
+    assert 0.5 < r.speedup < 3.0
+
+
+def test_illegal_address_is_a_cuda_error_and_the_next_evaluation_runs(evaluate):
+    r = evaluate(GPU / "illegal_address.py", device="cuda")
+    assert r.verdict is Verdict.CUDA_ERROR, r.message
+    assert evaluate(GPU / "scale_shift_cuda.py", device="cuda").verdict is Verdict.CORRECT
+
+
+def test_work_hidden_on_a_side_stream_is_flagged(evaluate):
+    r = evaluate(GPU / "side_stream.py", device="cuda", size_overrides=BIG)
+    assert r.verdict is Verdict.INCORRECT
+    assert [c.name for c in r.failed_checks()] == ["no hidden work"]
+    assert "asynchronous work outside the timed region" in r.message
+
+
+def test_stale_reference_memory_does_not_pass(evaluate):
+    r = evaluate(GPU / "stale_empty.py", device="cuda", size_overrides=BIG)
+    assert r.verdict is Verdict.INCORRECT
+    assert r.failed_checks()[0].name == "output matches reference"
