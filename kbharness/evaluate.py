@@ -151,7 +151,13 @@ def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.
 def make_inputs(problem: Any, seed: int, settings: Settings, device: torch.device) -> list:
     """A fresh input set from the problem's ``get_inputs`` under ``seed``, on the device, cast to the precision."""
     torch.manual_seed(seed)
-    inputs = _guarded("reference", problem.get_inputs)
+    if device.type == "cuda":
+        # Drawn on the GPU directly: a fresh set per timed call must not cost seconds of host RNG.
+        torch.cuda.manual_seed_all(seed)
+        with device:
+            inputs = _guarded("reference", problem.get_inputs)
+    else:
+        inputs = _guarded("reference", problem.get_inputs)
     dtype = DTYPES[settings.precision]
     return [_to_device(x, device, dtype) for x in inputs]
 
@@ -248,7 +254,7 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
         new_in, ref_in = clone(inputs), clone(inputs)
         _sync(device)
         new = _candidate(lambda: timer.time(lambda: new_model(*new_in), fingerprint))
-        ref = timer.time(lambda: ref_model(*ref_in))
+        ref = timer.time(lambda: ref_model(*ref_in), fingerprint)
         found.new_ms.append(new.time.call_ms)
         found.ref_ms.append(ref.time.call_ms)
         gaps_new.append(new.time.unaccounted_ms)

@@ -35,12 +35,13 @@ class CallTime:
 
     call_ms: float
     wall_ms: float
-    flush_ms: float
+    queued_ms: float
 
     @property
     def unaccounted_ms(self) -> float:
-        """Wall time the device events do not explain: launch latency, or work hidden on another stream."""
-        return self.wall_ms - self.flush_ms - self.call_ms
+        """Wall time that the timer's own stream does not explain (``queued_ms`` covers the flush,
+        the call and ``on_return``): launch latency, or work hidden on another stream."""
+        return self.wall_ms - self.queued_ms
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Timer:
         self._flush_buf = _empty(2 * cache_bytes(device) // 4, dtype=torch.float32, device=device)
         self._cuda = device.type == "cuda"
         if self._cuda:
-            self._events = [_Event(enable_timing=True) for _ in range(3)]
+            self._events = [_Event(enable_timing=True) for _ in range(4)]
 
     def flush(self) -> None:
         _zero_(self._flush_buf)
@@ -96,8 +97,10 @@ class Timer:
             t1 = _perf_counter_ns()
             out = fn()
             t2 = _perf_counter_ns()
-            return Timed(CallTime((t2 - t1) / 1e6, (t2 - t0) / 1e6, (t1 - t0) / 1e6), out, on_return(out))
-        e0, e1, e2 = self._events
+            early = on_return(out)
+            t3 = _perf_counter_ns()
+            return Timed(CallTime((t2 - t1) / 1e6, (t3 - t0) / 1e6, (t3 - t0) / 1e6), out, early)
+        e0, e1, e2, e3 = self._events
         t0 = _perf_counter_ns()
         _event_record(e0)
         self.flush()
@@ -105,6 +108,7 @@ class Timer:
         out = fn()
         _event_record(e2)
         early = on_return(out)
+        _event_record(e3)
         _cuda_sync(self.device)
         t1 = _perf_counter_ns()
-        return Timed(CallTime(_event_elapsed(e1, e2), (t1 - t0) / 1e6, _event_elapsed(e0, e1)), out, early)
+        return Timed(CallTime(_event_elapsed(e1, e2), (t1 - t0) / 1e6, _event_elapsed(e0, e3)), out, early)

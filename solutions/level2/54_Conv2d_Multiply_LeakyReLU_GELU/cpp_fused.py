@@ -1,8 +1,8 @@
 """CPU candidate: nn.Conv2d in torch, then one fused in-place pass for
 per-channel multiply + LeakyReLU(0.01) + exact (erf) GELU.
 
-erf is evaluated with a branch-free rational/exponential form (erfc relative
-error ~1e-7) and a Cody-Waite exp, so that the inner loop auto-vectorizes.
+erf is evaluated with a branch-free rational/exponential form (absolute error
+<= 1.5e-7) and a Cody-Waite exp, so that the inner loop auto-vectorizes.
 """
 import torch
 import torch.nn as nn
@@ -44,22 +44,18 @@ inline float exp_cw(float x) {
     return p * bits_to_float((k + 127) << 23);
 }
 
-// Phi(x) = 0.5 * (1 + erf(x / sqrt(2))), via erfc(|z|) = t * exp(-z^2 + P(t)),
-// t = 1 / (1 + |z|/2) (Chebyshev fit, relative error < 1.2e-7).
+// gelu(x) = x * Phi(x), Phi(x) = 0.5 * (1 + erf(x / sqrt(2))). erf via the rational-exponential
+// form erfc(z) ~= t * P(t) * exp(-z^2), t = 1 / (1 + p z), z = |x| / sqrt(2)
+// (absolute error of erf <= 1.5e-7), evaluated branch free so the loop vectorizes.
 inline float gelu_exact(float x) {
     const float z = std::fabs(x) * 0.70710678118654752f;
-    const float t = 1.0f / (1.0f + 0.5f * z);
-    float p = 0.17087277f;
-    p = p * t - 0.82215223f;
-    p = p * t + 1.48851587f;
-    p = p * t - 1.13520398f;
-    p = p * t + 0.27886807f;
-    p = p * t - 0.18628806f;
-    p = p * t + 0.09678418f;
-    p = p * t + 0.37409196f;
-    p = p * t + 1.00002368f;
-    p = p * t - 1.26551223f;
-    const float half_erfc = 0.5f * t * exp_cw(p - z * z);
+    const float t = 1.0f / (1.0f + 0.3275911f * z);
+    float p = 1.061405429f;
+    p = p * t - 1.453152027f;
+    p = p * t + 1.421413741f;
+    p = p * t - 0.284496736f;
+    p = p * t + 0.254829592f;
+    const float half_erfc = 0.5f * (p * t) * exp_cw(-(z * z));
     const float phi = x >= 0.0f ? 1.0f - half_erfc : half_erfc;
     return x * phi;
 }
@@ -109,7 +105,7 @@ _ext = load_inline(
     name="kb_l2_54_cpp_fused_mul_leaky_gelu",
     cpp_sources=_cpp_source,
     functions=["mul_leaky_gelu_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-ffp-contract=fast", "-fopenmp"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )

@@ -37,7 +37,7 @@ _ext = load_inline(
     name="kb_l2_63_cpp_fused_relu_div",
     cpp_sources=_cpp_source,
     functions=["relu_div_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-ffp-contract=fast", "-fopenmp"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )

@@ -40,7 +40,7 @@ _ext = load_inline(
     name="kb_l2_71_cpp_fused_div_leaky",
     cpp_sources=_cpp_source,
     functions=["div_leaky_relu_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-ffp-contract=fast", "-fopenmp"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )

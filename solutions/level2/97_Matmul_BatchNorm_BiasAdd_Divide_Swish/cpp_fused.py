@@ -155,7 +155,7 @@ _ext = load_inline(
     name="kb_l2_97_cpp_fused_bn_bias_div_swish",
     cpp_sources=_cpp_source,
     functions=["bn_bias_div_swish_"],
-    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-fopenmp"],
+    extra_cflags=["-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-ffp-contract=fast", "-fopenmp"],
     extra_ldflags=["-fopenmp"],
     verbose=False,
 )

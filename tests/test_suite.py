@@ -1,0 +1,69 @@
+"""The repository's own problems and candidates: every problem loads and its reference runs
+at reduced size on the CPU, and every CPU candidate is correct under the default check.
+
+Sizes are shrunk through the documented hook (module-constant overrides), never by
+editing the problem files."""
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import ROOT
+from kbharness.loading import load_problem
+from kbharness.problems import discover, solutions_for
+from kbharness.results import Verdict
+
+SMALL = {
+    "1/1": {"N": 64},
+    "1/2": {"batch_size": 2, "height": 16, "width": 16},
+    "1/3": {"batch_size": 4, "dim": 256},
+    "1/4": {"batch_size": 4, "dim": 256},
+    "1/5": {"batch_size": 2, "dim1": 8, "dim2": 8},
+    "1/6": {"batch_size": 2, "dim1": 16, "dim2": 16},
+    "2/54": {"batch_size": 2, "in_channels": 8, "out_channels": 8, "height": 16, "width": 16},
+    "2/63": {"batch_size": 8, "in_features": 64, "out_features": 32},
+    "2/71": {"batch_size": 2, "height": 16, "width": 16},
+    "2/97": {"batch_size": 16, "in_features": 64, "out_features": 32},
+}
+PROBLEMS = discover(ROOT / "problems")
+CPU_CANDIDATES = [(p, s) for p in PROBLEMS for s in solutions_for(p, ROOT / "solutions") if s.name.startswith("cpp_")]
+
+
+def test_every_problem_has_reduced_sizes():
+    assert {p.key for p in PROBLEMS} == set(SMALL)
+
+
+@pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.key)
+def test_reference_runs_at_reduced_size(problem):
+    assert len(problem.path.read_text().split('"""')[1].strip().splitlines()) == 1, "one-line docstring"
+    module = load_problem(problem.path, SMALL[problem.key])
+    torch.manual_seed(0)
+    model = module.Model(*module.get_init_inputs())
+    inputs = module.get_inputs()
+    with torch.no_grad():
+        out = model(*inputs)
+    assert isinstance(out, torch.Tensor) and out.numel() > 0
+    assert torch.isfinite(out).all()
+    assert out.numel() < 2**20, "reduced size should be small"
+
+
+def test_at_least_three_cpu_candidates():
+    assert len(CPU_CANDIDATES) >= 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem, solution", CPU_CANDIDATES, ids=lambda x: getattr(x, "key", getattr(x, "name", "")))
+def test_cpu_candidate_is_correct(evaluate, problem, solution):
+    r = evaluate(solution, problem=problem.path, size_overrides=SMALL[problem.key])
+    assert r.verdict is Verdict.CORRECT, f"{r.message}\n{r.log_tail}"
+    assert r.max_abs <= 1e-4
+
+
+@pytest.mark.parametrize("seed, verdict", [("seed_001.txt", Verdict.NEEDS_CUDA), ("seed_002.txt", Verdict.NEEDS_CUDA),
+                                           ("seed_003.txt", Verdict.NO_CODE), ("seed_004.txt", Verdict.NO_CODE)])
+def test_seed_completions_on_the_cpu(evaluate, seed, verdict):
+    (problem,) = [p for p in PROBLEMS if any(s.name == seed for s in solutions_for(p, ROOT / "solutions"))]
+    r = evaluate(ROOT / "solutions" / "level2" / problem.stem / seed, problem=problem.path, size_overrides=SMALL[problem.key])
+    assert r.verdict is verdict
+    if verdict is Verdict.NO_CODE:
+        assert r.message == "response ends inside the reasoning; no final code block"
