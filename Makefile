@@ -1,0 +1,19 @@
+# kbharness: `make demo` evaluates a problem end to end; `make test` runs the test suite.
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+
+.PHONY: install demo test test-all gpu-check
+
+# torch==2.13.0 is a CPU build here; a machine that already has torch (a GPU box) keeps its own.
+install:
+	$(PYTHON) -c "import torch" 2>/dev/null || $(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[test]'
+
+demo: install
+	kb run 2/71 --size batch_size=16
+
+test: install
+	$(PYTHON) -m pytest -q
+
+gpu-check:
+	bash scripts/gpu_check.sh
