@@ -124,3 +124,36 @@ def _describe(obj: Any) -> str:
     if isinstance(obj, _Tensor):
         return f"a {type(obj).__name__} (tensor subclass)"
     return f"a {type(obj).__name__}"
+
+
+def error_vs(exact: Any, approx: Any) -> tuple[float, float]:
+    """(max abs, normalized) error of ``approx`` against a more exact output, in float64.
+
+    Normalized error is max |approx - exact| / max |exact|: scale-free, and not blown up by
+    elements near zero the way an elementwise relative error is."""
+    if isinstance(exact, (tuple, list)):
+        parts = [error_vs(e, a) for e, a in zip(exact, approx)]
+        return max((p[0] for p in parts), default=0.0), max((p[1] for p in parts), default=0.0)
+    if not (isinstance(exact, _Tensor) and isinstance(approx, _Tensor)) or not exact.is_floating_point():
+        return 0.0, 0.0
+    e = _to(exact, torch.float64)
+    a = _to(_to(approx, exact.device), torch.float64)
+    finite = _logical_and(_isfinite(e), _isfinite(a))
+    diff = _where(finite, _abs(_sub(a, e)), _zeros_like(e))
+    scale = _item(_amax(_where(_isfinite(e), _abs(e), _zeros_like(e)))) if _numel(e) else 0.0
+    max_abs = _item(_amax(diff)) if _numel(e) else 0.0
+    if not _item(_all(finite)):
+        return float("inf"), float("inf")
+    return max_abs, (max_abs / scale if scale > 0 else max_abs)
+
+
+# Normalized-error ceilings of each tier, finest first.
+PRECISION_TIERS = (("bitwise", 0.0), ("fp32-level", 1e-5), ("tf32/fp16-level", 1e-3), ("1e-2", 1e-2))
+
+
+def precision_tier(normalized_error: float) -> str:
+    """Which tolerance tier an error meets, so a silent drop to half precision shows."""
+    for name, ceiling in PRECISION_TIERS:
+        if normalized_error <= ceiling:
+            return name
+    return "> 1e-2"

@@ -1,11 +1,12 @@
-"""One evaluation, inside the worker process: build, check, time, as named steps.
+"""One evaluation, inside the worker process: reference, build, check, time, as named steps.
 
-Order matters for trust. The problem is loaded, the reference run on every check trial and
-freed memory poisoned *before* the candidate's code is imported, so the candidate can
-neither patch what the reference computes nor find the reference's answer in memory it is
-handed. The candidate is then run on clones of the same inputs and every output compared.
-Timing interleaves candidate and reference calls on inputs made fresh for each call, and
-checks every timed output too, so checking calls and timed calls look the same.
+Order matters for trust. The problem is loaded, the reference run on every check trial
+(and in float64), the null candidates tried, and freed memory poisoned *before* the
+candidate's code is imported, so the candidate can neither patch what the reference
+computes nor find the reference's answer in memory it is handed. The candidate then runs
+on clones of the same inputs and every output is compared. Timing interleaves candidate
+and reference calls on inputs made fresh for each call and checks every timed output
+too, so checking calls and timed calls look the same to the candidate.
 """
 from __future__ import annotations
 
@@ -20,17 +21,20 @@ from typing import Any, Callable
 
 import torch
 
-from kbharness import check, env
+from kbharness import check, controls, env, guard, kernels
 from kbharness.build import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import CheckResult, EvalRecord, Timing, TrialError, Verdict
 from kbharness.spec import EvalSpec, Settings
-from kbharness.timing import Timer
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # Hidden-work flag: wall time unexplained by events beyond this, and beyond the reference's.
 HIDDEN_WORK_MS = 0.2
 HIDDEN_WORK_FRACTION = 0.25
+# Trials also run in float64 for the precision report (all of them under --check fp64).
+FP64_TRIALS = 2
+# Under --check fp64 a candidate may be this many times further from float64 than the reference.
+FLOOR_FACTOR = 10.0
 
 
 class Stop(Exception):
@@ -42,12 +46,28 @@ class Stop(Exception):
 
 
 @dataclass
+class Trial:
+    seed: int
+    inputs: list
+    ref_inputs_after: list
+    ref_out: Any
+    out64: Any = None
+    ref_err64: tuple[float, float] | None = None
+    ref_grads: list | None = None
+
+
+@dataclass
 class _Findings:
     trials: list[TrialError] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
     ref_ms: list[float] = field(default_factory=list)
     new_ms: list[float] = field(default_factory=list)
     build_s: float | None = None
+    tier_error: float = 0.0
+    ref_err64: float | None = None
+    new_err64: float | None = None
+    kernels: dict[str, Any] = field(default_factory=dict)
 
     def fail(self, name: str, detail: str) -> None:
         self.checks.append(CheckResult(name, False, detail))
@@ -93,6 +113,11 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         new_timing=Timing(tuple(found.new_ms)) if found.new_ms else None,
         build_s=found.build_s,
         wall_s=time.perf_counter() - started,
+        precision_tier=check.precision_tier(found.tier_error) if errors else "",
+        ref_err_fp64=found.ref_err64,
+        new_err_fp64=found.new_err64,
+        flags=tuple(found.flags),
+        kernels=found.kernels,
         timestamp_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
@@ -106,18 +131,12 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     if source.needs_cuda and (device.type != "cuda" or not torch.cuda.is_available()):
         raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; no GPU visible" if not torch.cuda.is_available()
                    else f"needs CUDA; evaluated on {device}")
+    snapshot = guard.Snapshot()
     phase("reference")
     problem = load_problem(spec.problem_path, settings.size_overrides)
     init_inputs = _guarded("reference", problem.get_init_inputs)
     ref_model = _guarded("reference", lambda: build_model(problem.Model, init_inputs, settings, device))
-    seeds = [settings.seed + 1 + i for i in range(settings.n_trials)] + [secrets.randbits(31)]
-    trials = []
-    with torch.no_grad():
-        for seed in seeds:
-            inputs = make_inputs(problem, seed, settings, device)
-            ref_in = clone(inputs)
-            out = _guarded("reference", lambda: ref_model(*ref_in))
-            trials.append((seed, inputs, ref_in, detach(out)))
+    trials = _reference_trials(problem, ref_model, init_inputs, settings, device, found)
     scrub_free_memory(device)
 
     phase("build")
@@ -126,26 +145,35 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     model_new_cls = load_model_new(source, run_dir)
     found.build_s = time.perf_counter() - t0
     phase("check")
+    _check_integrity(snapshot, "importing the candidate", found)
     new_model = _candidate(lambda: build_model(model_new_cls, init_inputs, settings, device))
-    atol, rtol = settings.tolerance
     with torch.no_grad():
-        _check_trials(new_model, ref_model, trials, atol, rtol, device, found)
-        _check_determinism(new_model, trials[0], atol, rtol, device, found)
-        del trials
-        phase("time")
+        _check_trials(new_model, trials, settings, device, found)
+        _check_determinism(new_model, trials[0], settings, device, found)
+    if settings.backward:
+        _check_gradients(new_model, trials, settings, found)
+    del trials
+    _check_integrity(snapshot, "the checked calls", found)
+    phase("time")
+    with torch.set_grad_enabled(settings.backward):
         _time_interleaved(problem, ref_model, new_model, settings, device, found)
+    _check_integrity(snapshot, "the timed calls", found)
+    if device.type == "cuda":
+        _profile_kernels(problem, ref_model, new_model, settings, device, found)
+    _check_plausibility(found, settings)
     if not found.new_ms:
         raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
     return Verdict.CORRECT, "", ""
 
 
-def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.device) -> torch.nn.Module:
+def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.device,
+                dtype: torch.dtype | None = None) -> torch.nn.Module:
     """Same seed before every construction, so reference and candidate get the same weights."""
     torch.manual_seed(settings.seed)
     if device.type == "cuda":
         torch.cuda.manual_seed_all(settings.seed)
     model = cls(*init_inputs)
-    return model.to(device=device, dtype=DTYPES[settings.precision])
+    return model.to(device=device, dtype=dtype or DTYPES[settings.precision])
 
 
 def make_inputs(problem: Any, seed: int, settings: Settings, device: torch.device) -> list:
@@ -159,14 +187,11 @@ def make_inputs(problem: Any, seed: int, settings: Settings, device: torch.devic
     else:
         inputs = _guarded("reference", problem.get_inputs)
     dtype = DTYPES[settings.precision]
-    return [_to_device(x, device, dtype) for x in inputs]
+    return [_cast(x.to(device), dtype) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
-def _to_device(x: Any, device: torch.device, dtype: torch.dtype) -> Any:
-    if isinstance(x, torch.Tensor):
-        x = x.to(device)
-        return x.to(dtype) if x.is_floating_point() else x
-    return x
+def _cast(x: Any, dtype: torch.dtype) -> Any:
+    return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
 
 
 def clone(inputs: list) -> list:
@@ -179,6 +204,47 @@ def detach(out: Any) -> Any:
     if isinstance(out, (tuple, list)):
         return type(out)(detach(o) for o in out)
     return out
+
+
+def _reference_trials(problem, ref_model, init_inputs, settings: Settings, device, found: _Findings) -> list[Trial]:
+    """Reference outputs (and float64 outputs, gradients, null-candidate controls) for every trial."""
+    seeds = [settings.seed + 1 + i for i in range(settings.n_trials)] + [secrets.randbits(31)]
+    n64 = len(seeds) if settings.judge == "fp64" else FP64_TRIALS
+    ref64 = _guarded("reference", lambda: build_model(problem.Model, init_inputs, settings, device, torch.float64))
+    trials = []
+    for i, seed in enumerate(seeds):
+        inputs = make_inputs(problem, seed, settings, device)
+        ref_in = clone(inputs)
+        with torch.no_grad():
+            out = detach(_guarded("reference", lambda: ref_model(*ref_in)))
+            trial = Trial(seed, inputs, ref_in, out)
+            if i < n64:
+                trial.out64 = detach(_guarded("reference", lambda: ref64(*[_cast(x, torch.float64) for x in clone(inputs)])))
+                trial.ref_err64 = check.error_vs(trial.out64, out)
+        if settings.backward:
+            trial.ref_grads = _guarded("reference", lambda: gradients(ref_model, inputs, seed))
+        trials.append(trial)
+    del ref64
+    atol, rtol = settings.tolerance
+    for name in controls.passing_controls([(t.inputs, t.ref_out) for t in trials], atol, rtol):
+        found.flags.append(f"problem cannot discriminate: {name} passes the check")
+    return trials
+
+
+def gradients(model: torch.nn.Module, inputs: list, seed: int) -> list:
+    """Gradients of inputs and parameters for a fixed random upstream gradient."""
+    xs = [x.detach().clone().requires_grad_(x.is_floating_point()) if isinstance(x, torch.Tensor) else x for x in inputs]
+    model.zero_grad(set_to_none=True)
+    out = model(*xs)
+    outs = out if isinstance(out, (tuple, list)) else [out]
+    gen = torch.Generator(device=outs[0].device).manual_seed(seed)
+    upstream = [torch.randn(o.shape, generator=gen, device=o.device, dtype=o.dtype) for o in outs]
+    torch.autograd.backward(outs, upstream)
+    grads = [x.grad if isinstance(x, torch.Tensor) and x.grad is not None else torch.zeros(0) for x in xs
+             if isinstance(x, torch.Tensor) and x.is_floating_point()]
+    grads += [p.grad if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
+    model.zero_grad(set_to_none=True)
+    return [g.detach() for g in grads]
 
 
 def scrub_free_memory(device: torch.device) -> None:
@@ -203,20 +269,42 @@ def scrub_free_memory(device: torch.device) -> None:
     torch.cuda.empty_cache()
 
 
-def _check_trials(new_model, ref_model, trials, atol, rtol, device, found: _Findings) -> None:
-    for seed, inputs, ref_in_after, ref_out in trials:
-        new_in = clone(inputs)
+def _judge(ref_out: Any, out: Any, settings: Settings, trial: Trial | None = None,
+           floor: float | None = None) -> check.Comparison:
+    """The verdict on one output: against the reference, or under --check fp64 against float64."""
+    atol, rtol = settings.tolerance
+    result = check.compare(ref_out, out, atol, rtol)
+    if result.passed or settings.judge != "fp64" or result.max_abs == float("inf"):
+        return result
+    if trial is not None and trial.out64 is not None:
+        cand_abs, _ = check.error_vs(trial.out64, out)
+        if cand_abs <= FLOOR_FACTOR * max(trial.ref_err64[0], 1e-30):
+            return check.Comparison(True, result.max_abs, result.max_rel,
+                                    f"within {FLOOR_FACTOR:g}x the reference's own float64 error")
+    elif floor is not None and result.max_abs <= (FLOOR_FACTOR + 1) * floor:
+        return check.Comparison(True, result.max_abs, result.max_rel)
+    return result
+
+
+def _check_trials(new_model, trials: list[Trial], settings: Settings, device, found: _Findings) -> None:
+    for t in trials:
+        new_in = clone(t.inputs)
         out = _candidate(lambda: new_model(*new_in))
         _candidate(lambda: _sync(device))
         params = list(new_model.parameters()) + list(new_model.buffers())
-        result = check.compare(ref_out, out, atol, rtol)
-        found.trials.append(TrialError(seed, result.passed, result.max_abs, result.max_rel, result.reason))
+        result = _judge(t.ref_out, out, settings, t)
+        found.trials.append(TrialError(t.seed, result.passed, result.max_abs, result.max_rel, result.reason))
         if not result.passed:
-            found.fail("output matches reference", f"trial seed {seed}: {result.reason}")
-        mutated = check.compare(ref_in_after, new_in, 0.0, 0.0)
+            found.fail("output matches reference", f"trial seed {t.seed}: {result.reason}")
+        found.tier_error = max(found.tier_error, check.error_vs(t.ref_out, out)[1])
+        if t.out64 is not None:
+            found.ref_err64 = max(found.ref_err64 or 0.0, t.ref_err64[0])
+            found.new_err64 = max(found.new_err64 or 0.0, check.error_vs(t.out64, out)[0])
+        mutated = check.compare(t.ref_inputs_after, new_in, 0.0, 0.0)
         if not mutated.passed:
-            found.fail("no input mutation", f"trial seed {seed}: inputs after the call differ from the reference's ({mutated.reason})")
-        alias = _aliasing(out, new_in, params, ref_out, ref_in_after)
+            found.fail("no input mutation", f"trial seed {t.seed}: inputs after the call differ from the "
+                       f"reference's ({mutated.reason})")
+        alias = _aliasing(out, new_in, params, t.ref_out, t.ref_inputs_after)
         if alias:
             found.fail("no output aliasing", alias)
     found.ok("output matches reference", f"{len(trials)} trials, one from a fresh random seed")
@@ -224,28 +312,48 @@ def _check_trials(new_model, ref_model, trials, atol, rtol, device, found: _Find
     found.ok("no output aliasing")
 
 
-def _check_determinism(new_model, trial, atol, rtol, device, found: _Findings) -> None:
-    seed, inputs, _, _ = trial
-    first = _candidate(lambda: new_model(*clone(inputs)))
-    second = _candidate(lambda: new_model(*clone(inputs)))
+def _check_determinism(new_model, trial: Trial, settings: Settings, device, found: _Findings) -> None:
+    first = _candidate(lambda: new_model(*clone(trial.inputs)))
+    second = _candidate(lambda: new_model(*clone(trial.inputs)))
     _candidate(lambda: _sync(device))
     if any(_shares(a, b) for a in _flat(first) for b in _flat(second)):
         found.fail("no output aliasing", "two calls returned the same memory: the second overwrote the first's output")
+    atol, rtol = settings.tolerance
     result = check.compare(detach(first), second, atol, rtol)
     if not result.passed:
-        found.fail("deterministic", f"two runs on the same inputs (seed {seed}) differ: {result.reason}")
+        found.fail("deterministic", f"two runs on the same inputs (seed {trial.seed}) differ: {result.reason}")
     found.ok("deterministic")
+
+
+def _check_gradients(new_model, trials: list[Trial], settings: Settings, found: _Findings) -> None:
+    atol, rtol = settings.tolerance
+    for t in trials:
+        grads = _candidate(lambda: gradients(new_model, t.inputs, t.seed))
+        if len(grads) != len(t.ref_grads):
+            found.fail("gradients match", f"{len(grads)} input and parameter gradients, reference has {len(t.ref_grads)}")
+        result = check.compare(t.ref_grads, grads, atol, rtol)
+        if not result.passed:
+            found.fail("gradients match", f"trial seed {t.seed}: {result.reason}")
+    found.ok("gradients match", f"inputs and parameters, {len(trials)} trials")
+
+
+def _check_integrity(snapshot: guard.Snapshot, when: str, found: _Findings) -> None:
+    changes = snapshot.changes()
+    if changes:
+        found.fail("harness integrity", f"after {when}: " + "; ".join(changes))
 
 
 def _time_interleaved(problem, ref_model, new_model, settings: Settings, device, found: _Findings) -> None:
     """Candidate then reference on each fresh input set, each after a cache flush; every output compared."""
+    from kbharness.timing import Timer
+
     timer = Timer(device)
     warm_inputs = make_inputs(problem, settings.seed, settings, device)
     for _ in range(settings.n_warmup):
         _candidate(lambda: new_model(*clone(warm_inputs)))
         ref_model(*clone(warm_inputs))
     _sync(device)
-    atol, rtol = settings.tolerance
+    floor = found.ref_err64
     gaps_new, gaps_ref = [], []
     deadline = time.perf_counter() + settings.time_budget_s
     base = settings.seed + 10_000
@@ -259,11 +367,10 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
         found.ref_ms.append(ref.time.call_ms)
         gaps_new.append(new.time.unaccounted_ms)
         gaps_ref.append(ref.time.unaccounted_ms)
-        late = fingerprint(new.output)
-        if _values(new.at_return) != _values(late):
+        if _values(new.at_return) != _values(fingerprint(new.output)):
             found.fail("no hidden work", f"timed call {i}: output changed after the call returned "
                        "(asynchronous work outside the timed region)")
-        result = check.compare(detach(ref.output), new.output, atol, rtol)
+        result = _judge(detach(ref.output), new.output, settings, floor=floor)
         if not result.passed:
             found.fail("timed outputs match", f"timed call {i}: {result.reason}")
         if i + 1 >= settings.min_runs and time.perf_counter() > deadline:
@@ -280,6 +387,28 @@ def _check_hidden_work(gaps_new: list[float], gaps_ref: list[float], found: _Fin
         found.fail("no hidden work", f"asynchronous work outside the timed region: the synchronized wall clock "
                    f"exceeds event time by {extra:.3f} ms more than the reference's (limit {limit:.3f} ms)")
     found.ok("no hidden work")
+
+
+def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, found: _Findings) -> None:
+    """List both models' kernels; flag a candidate that launched none of its own."""
+    inputs = make_inputs(problem, settings.seed, settings, device)
+    with torch.no_grad():
+        new_k = _candidate(lambda: kernels.launched_kernels(lambda: new_model(*clone(inputs))))
+        ref_k = kernels.launched_kernels(lambda: ref_model(*clone(inputs)))
+    custom = kernels.custom_kernels(new_k)
+    found.kernels = {"candidate": [[n, us] for n, us in new_k[:10]], "reference": [[n, us] for n, us in ref_k[:10]],
+                     "custom": custom[:10]}
+    if not custom:
+        found.flags.append("no custom kernel: the candidate launched only library kernels (ATen, cuBLAS, cuDNN)")
+
+
+def _check_plausibility(found: _Findings, settings: Settings) -> None:
+    if not (found.new_ms and found.ref_ms):
+        return
+    speedup = statistics.median(found.ref_ms) / statistics.median(found.new_ms)
+    if speedup > settings.max_speedup:
+        found.flags.append(f"implausible speedup: {speedup:.1f}x exceeds {settings.max_speedup:g}x; review the "
+                           "kernels of both models in the record")
 
 
 def fingerprint(out: Any) -> Any:
@@ -302,12 +431,8 @@ def _values(fp: Any) -> Any:
 
 def _aliasing(out, inputs, params, ref_out, ref_inputs) -> str:
     """Why the output shares memory with an input or parameter when the reference's does not, or ''."""
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    ref_outs = ref_out if isinstance(ref_out, (tuple, list)) else [ref_out]
-    ref_aliases_input = any(_shares(r, x) for r in ref_outs for x in ref_inputs if isinstance(r, torch.Tensor))
-    for o in outs:
-        if not isinstance(o, torch.Tensor):
-            continue
+    ref_aliases_input = any(_shares(r, x) for r in _flat(ref_out) for x in ref_inputs)
+    for o in _flat(out):
         for x in inputs:
             if _shares(o, x) and not ref_aliases_input:
                 return "output is a view of an input tensor"
@@ -356,7 +481,9 @@ def classify_exception(e: BaseException) -> tuple[Verdict, str, str]:
     text = f"{type(e).__name__}: {e}"
     first = text.strip().splitlines()[0][:300]
     log = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    if isinstance(e, torch.cuda.OutOfMemoryError) or "out of memory" in text.lower():
+    lowered = text.lower()
+    if isinstance(e, (torch.cuda.OutOfMemoryError, MemoryError)) or "out of memory" in lowered \
+            or "can't allocate memory" in lowered:
         return Verdict.OOM, first, log
     if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text:
         return Verdict.CUDA_ERROR, first, log

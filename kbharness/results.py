@@ -121,6 +121,11 @@ class EvalRecord:
     new_timing: Timing | None = None
     build_s: float | None = None
     wall_s: float | None = None
+    precision_tier: str = ""
+    ref_err_fp64: float | None = None
+    new_err_fp64: float | None = None
+    flags: tuple[str, ...] = ()
+    kernels: dict[str, Any] = field(default_factory=dict)
     timestamp_utc: str = ""
     schema_version: int = SCHEMA_VERSION
 
@@ -130,6 +135,15 @@ class EvalRecord:
         if self.ref_timing is None or self.new_timing is None or not self.new_timing.n:
             return None
         return self.ref_timing.median_ms / self.new_timing.median_ms
+
+    @property
+    def floor_multiple(self) -> float | None:
+        """Candidate's error against float64 as a multiple of the reference's own (the noise floor)."""
+        if self.new_err_fp64 is None or self.ref_err_fp64 is None:
+            return None
+        if self.ref_err_fp64 == 0:
+            return 0.0 if self.new_err_fp64 == 0 else float("inf")
+        return self.new_err_fp64 / self.ref_err_fp64
 
     @property
     def correct(self) -> bool:
@@ -146,6 +160,7 @@ class EvalRecord:
             if timing is not None:
                 d[key] = {"times_ms": list(timing.times_ms), **timing.summary()}
         d["speedup"] = self.speedup
+        d["floor_multiple"] = self.floor_multiple
         return d
 
     @classmethod
@@ -155,6 +170,7 @@ class EvalRecord:
         kw["verdict"] = Verdict(d["verdict"])
         kw["trials"] = tuple(TrialError(**t) for t in d.get("trials", ()))
         kw["checks"] = tuple(CheckResult(**c) for c in d.get("checks", ()))
+        kw["flags"] = tuple(d.get("flags", ()))
         for key in ("ref_timing", "new_timing"):
             t = d.get(key)
             kw[key] = Timing(tuple(t["times_ms"])) if t else None

@@ -9,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 PRECISIONS = ("fp32", "fp16", "bf16")
+# "reference": within tolerance of the reference's output; "fp64": judged against a float64
+# run of the reference, the reference's own error being the noise floor.
+JUDGES = ("reference", "fp64")
 # KernelBench's current evaluation; its v0/v0.1 used 1e-2 for fp32 (offered as --tolerance 1e-2).
 DEFAULT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
 
@@ -34,6 +37,9 @@ class Settings:
     timeout_s: float = 600.0
     compile_timeout_s: float = 900.0
     size_overrides: dict[str, Any] = field(default_factory=dict)
+    judge: str = "reference"
+    backward: bool = False
+    max_speedup: float = 10.0
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -43,6 +49,8 @@ class Settings:
         for name in ("n_trials", "n_runs", "min_runs"):
             if getattr(self, name) < 1:
                 raise SpecError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.judge not in JUDGES:
+            raise SpecError(f"check {self.judge!r}: choose one of {', '.join(JUDGES)}")
         for name in ("atol", "rtol"):
             v = getattr(self, name)
             if v is not None and v < 0:
