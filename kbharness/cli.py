@@ -15,7 +15,7 @@ from kbharness import render
 from kbharness.build import DEFAULT_CACHE_DIR, build_all
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import PRECISIONS, Settings, SpecError
+from kbharness.spec import JUDGES, PRECISIONS, Settings, SpecError
 from kbharness.store import DEFAULT_STORE, Store
 
 out = Console(soft_wrap=False, width=200)
@@ -54,6 +54,12 @@ def eval_options(fn):
         click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
                      show_default=True, help="JSON-lines file every record is appended to."),
         click.option("--no-store", is_flag=True, help="Do not record results."),
+        click.option("--force", is_flag=True, help="Evaluate again candidates the store already has for these settings."),
+        click.option("--check", "judge", type=click.Choice(JUDGES), default="reference", show_default=True,
+                     help="Judge against the reference output, or against float64 with the reference's error as floor."),
+        click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
+        click.option("--max-speedup", type=float, default=10.0, show_default=True,
+                     help="Flag speedups above this for review."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR,
                      show_default=True, help="Where compiled extensions are kept between runs."),
         click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
@@ -79,7 +85,7 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes) -> Settings:
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup) -> Settings:
     if device is None:
         import torch
 
@@ -90,12 +96,13 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warm
     try:
         return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
                         n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s,
-                        timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes))
+                        timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
+                        judge=judge, backward=backward, max_speedup=max_speedup)
     except SpecError as e:
         _fail(str(e))
 
 
-def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, cache_dir: Path,
+def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
               quiet: bool, title: str) -> None:
     store = None if no_store else Store(store_path)
     status = err.status("", spinner="dots") if not quiet else None
@@ -104,14 +111,15 @@ def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
         if status is not None:
             status.update(f"[{i + 1}/{len(jobs)}] {job.problem.key} {job.solution.name}: building, checking, timing")
 
-    def on_done(job: Job, record) -> None:
+    def on_done(job: Job, outcome) -> None:
         if not quiet:
-            err.print(f"[{record.verdict.value}] {job.solution}", highlight=False)
+            origin = " (from the store)" if outcome.from_store else ""
+            err.print(f"[{outcome.record.verdict.value}] {job.solution}{origin}", highlight=False)
 
     if status is not None:
         status.start()
     try:
-        records = evaluate_jobs(jobs, settings, store, cache_dir, on_start, on_done)
+        outcomes = evaluate_jobs(jobs, settings, store, cache_dir, force, on_start, on_done)
     except KeyboardInterrupt:
         if status is not None:
             status.stop()
@@ -119,11 +127,16 @@ def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
     finally:
         if status is not None:
             status.stop()
+    records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
     atol, rtol = settings.tolerance
     out.print(render.results_table(records, title=f"{title} on {device}, {settings.precision}, atol={atol:g} rtol={rtol:g}"))
     for line in render.notes(records):
         out.print(line, highlight=False)
+    reused = sum(o.from_store for o in outcomes)
+    if reused:
+        out.print(f"{reused} of {len(outcomes)} results are from {store_path} (same candidate, problem and settings); "
+                  "--force evaluates them again", highlight=False)
 
 
 @click.group()
@@ -150,7 +163,7 @@ def list_problems(problems_dir: Path) -> None:
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
 @eval_options
-def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, cache_dir, quiet, **kw) -> None:
+def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, **kw) -> None:
     """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
     try:
         prob = resolve(problem, problems_dir)
@@ -160,7 +173,7 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, c
     if not files:
         _fail(f"{prob.key} {prob.name}: no candidates under {solutions_dir}/level{prob.level}/{prob.stem}/; pass --solution FILE")
     settings = _settings(**kw)
-    _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, cache_dir, quiet,
+    _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, force, cache_dir, quiet,
               title=f"{prob.key} {prob.name}")
 
 
@@ -168,14 +181,14 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, c
 @click.argument("ref", type=ExistingFile)
 @click.argument("new", type=ExistingFile)
 @eval_options
-def compare(ref, new, store_path, no_store, cache_dir, quiet, **kw) -> None:
+def compare(ref, new, store_path, no_store, force, cache_dir, quiet, **kw) -> None:
     """Evaluate candidate NEW against problem file REF."""
     try:
         prob = resolve(str(ref), Path("."))
     except ProblemError as e:
         _fail(str(e))
     settings = _settings(**kw)
-    _evaluate([Job(prob, new)], settings, store_path, no_store, cache_dir, quiet, title=f"{ref.name}")
+    _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}")
 
 
 @main.command()

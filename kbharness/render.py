@@ -66,6 +66,7 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
     table.add_column("candidate (median, min–max)", justify="right")
     table.add_column("speedup [95% CI]", justify="right")
     table.add_column("runs", justify="right")
+    table.add_column("precision", justify="left")
     for r in records:
         table.add_row(
             Path(r.solution_path).name,
@@ -76,8 +77,19 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
             timing_text(r, "new_timing"),
             speedup_text(r),
             str(r.new_timing.n) if r.new_timing else "-",
+            _precision_text(r),
         )
     return table
+
+
+def _precision_text(r: EvalRecord) -> str:
+    """The tier met, and the error against float64 as a multiple of the reference's own."""
+    if not r.precision_tier:
+        return "-"
+    multiple = r.floor_multiple
+    if multiple is None or multiple == float("inf"):
+        return r.precision_tier
+    return f"{r.precision_tier}, {multiple:.2g}× floor"
 
 
 def notes(records: Sequence[EvalRecord]) -> list[str]:
@@ -85,6 +97,7 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
     lines = []
     for r in records:
         name = Path(r.solution_path).name
+        lines.extend(f"{name}: flagged: {flag}" for flag in r.flags)
         if not r.correct:
             lines.append(f"{name}: {r.verdict.value}: {r.message}")
             continue

@@ -4,6 +4,8 @@ import statistics
 
 import pytest
 
+from conftest import FIXTURES
+
 from kbharness.results import Verdict
 
 
@@ -74,12 +76,76 @@ def test_completion_without_code_is_no_code(evaluate, tmp_path):
     ("caches_by_shape.py", "output matches reference"),
     ("subclass_output.py", "output matches reference"),
     ("late_thread.py", "output matches reference"),
+    ("phase_detect.py", "timed outputs match"),
+    ("nondeterministic.py", "deterministic"),
+    ("patches_torch.py", "harness integrity"),
 ])
 def test_cheats_are_caught_by_name(evaluate, name, check):
     r = evaluate(name)
     assert r.verdict is Verdict.INCORRECT, r.message
     assert [c.name for c in r.failed_checks()] == [check]
     assert r.message.startswith(check)
+
+
+def test_replay_keyed_by_pointer_is_caught(evaluate):
+    r = evaluate("caches_by_pointer.py")
+    assert r.verdict is Verdict.INCORRECT
+    assert r.failed_checks()[0].name in {"output matches reference", "timed outputs match"}
+
+
+def test_patched_torch_is_named_in_the_failure(evaluate):
+    r = evaluate("patches_torch.py")
+    assert "torch.allclose was replaced" in r.message and "torch.Tensor.__sub__ was replaced" in r.message
+
+
+def test_precision_tier_shows_a_silent_drop_to_half(evaluate):
+    assert evaluate("correct.py").precision_tier == "bitwise"
+    strict = evaluate("half_precision.py")
+    assert strict.verdict is Verdict.INCORRECT
+    loose = evaluate("half_precision.py", atol=1e-2, rtol=1e-2)
+    assert loose.verdict is Verdict.CORRECT
+    assert loose.precision_tier == "tf32/fp16-level"
+
+
+def test_float64_noise_floor_and_fp64_judge(evaluate):
+    matmul = FIXTURES / "problems" / "level1" / "4_Matmul.py"
+    r = evaluate("matmul_fp64.py", problem=matmul)
+    assert r.verdict is Verdict.CORRECT
+    assert r.ref_err_fp64 > 0 and r.new_err_fp64 < r.ref_err_fp64
+    assert r.floor_multiple < 1
+    tight = dict(atol=1e-9, rtol=1e-9)
+    assert evaluate("matmul_fp64.py", problem=matmul, **tight).verdict is Verdict.INCORRECT
+    assert evaluate("matmul_fp64.py", problem=matmul, judge="fp64", **tight).verdict is Verdict.CORRECT
+
+
+def test_problem_that_cannot_discriminate_is_flagged(evaluate, tmp_path):
+    tiny = FIXTURES / "problems" / "level1" / "2_Tiny_output.py"
+    honest = tmp_path / "tiny.py"
+    honest.write_text("import torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x * 1e-7\n")
+    r = evaluate(honest, problem=tiny)
+    assert r.verdict is Verdict.CORRECT
+    assert "problem cannot discriminate: an all-zeros output passes the check" in r.flags
+    assert not [f for f in evaluate("correct.py").flags if "discriminate" in f]
+
+
+def test_implausible_speedup_is_flagged(evaluate):
+    slow_ref = FIXTURES / "problems" / "level1" / "3_Slow_reference.py"
+    r = evaluate("correct.py", problem=slow_ref)
+    assert r.verdict is Verdict.CORRECT and r.speedup > 10
+    assert any(f.startswith("implausible speedup") for f in r.flags)
+
+
+def test_wrong_gradient_is_caught_only_with_backward(evaluate):
+    assert evaluate("wrong_grad.py").verdict is Verdict.CORRECT
+    r = evaluate("wrong_grad.py", backward=True)
+    assert r.verdict is Verdict.INCORRECT
+    assert r.failed_checks()[0].name == "gradients match"
+    good = evaluate("correct.py", backward=True)
+    assert good.verdict is Verdict.CORRECT and "gradients match" in {c.name for c in good.checks}
+
+
+def test_out_of_memory_is_its_own_class(evaluate):
+    assert evaluate("oom.py").verdict is Verdict.OOM
 
 
 def test_segfault_is_a_crash_and_hang_a_timeout(evaluate):

@@ -1,0 +1,60 @@
+"""Many evaluations: resuming from the store, and an interrupted run that loses nothing."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import CANDIDATES, FAST, FIXTURES, ROOT, TINY_PROBLEM
+from kbharness.problems import problem_from_path
+from kbharness.runner import Job, evaluate_jobs
+from kbharness.spec import Settings
+from kbharness.store import Store
+
+
+def test_second_run_takes_results_from_the_store_unless_forced(tmp_path, build_cache):
+    store = Store(tmp_path / "evals.jsonl")
+    problem = problem_from_path(TINY_PROBLEM)
+    jobs = [Job(problem, CANDIDATES / "correct.py"), Job(problem, CANDIDATES / "wrong.py")]
+    settings = Settings(device="cpu", **FAST)
+    first = evaluate_jobs(jobs, settings, store, build_cache)
+    assert [o.from_store for o in first] == [False, False]
+    again = evaluate_jobs(jobs, settings, store, build_cache)
+    assert [o.from_store for o in again] == [True, True]
+    assert [o.record for o in again] == [o.record for o in first]
+    assert len(store.records()) == 2
+    other = Settings(device="cpu", **{**FAST, "seed": 7})
+    assert [o.from_store for o in evaluate_jobs(jobs[:1], other, store, build_cache)] == [False]
+    forced = evaluate_jobs(jobs, settings, store, build_cache, force=True)
+    assert [o.from_store for o in forced] == [False, False]
+    assert len(store.records()) == 5
+
+
+def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cache):
+    store = tmp_path / "evals.jsonl"
+    fast = ["--device", "cpu", "--trials", "3", "--runs", "10", "--warmup", "1", "--time-budget", "1", "-q"]
+    cmd = [sys.executable, "-m", "kbharness.cli", "run", "1/1", "--problems-dir", str(FIXTURES / "problems"),
+           "--solution", str(CANDIDATES / "correct.py"), "--solution", str(CANDIDATES / "hang.py"),
+           "--store", str(store), "--cache-dir", str(build_cache), *fast]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 120
+    while not (store.exists() and store.read_text().count("\n") == 1):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(3)  # the hanging candidate's worker is running now
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2
+    assert "interrupted; every finished evaluation is in the store" in err
+    lines = store.read_text().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["verdict"] == "correct"
+    leftover = subprocess.run(["pgrep", "-f", f"kbharness.worker.*{tmp_path.name}"], capture_output=True)
+    assert leftover.stdout == b""
+
+    rerun = [str(CANDIDATES / "wrong.py") if c.endswith("hang.py") else c for c in cmd]
+    resumed = subprocess.run(rerun, capture_output=True, text=True, env=env, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "1 of 2 results are from" in resumed.stdout
+    assert [json.loads(x)["verdict"] for x in store.read_text().splitlines()] == ["correct", "incorrect"]
