@@ -22,7 +22,7 @@ $KB build --device cuda --jobs 12 $L2/*/cuda_fused.py $L2/71_*/seed_001.txt $L2/
     tests/fixtures/gpu/*.py 2>&1 | tee "$OUT/build.log"
 
 section "GPU tests"
-python -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider 2>&1 | tee "$OUT/pytest_gpu.log" | tail -15
+python -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
 
 section "seed completions against their problems"
 for pair in "71_Conv2d_Divide_LeakyReLU seed_001.txt" "63_Gemm_ReLU_Divide seed_002.txt" \
@@ -36,6 +36,15 @@ for p in 71 63 54 97; do
     dir=$(ls -d $L2/${p}_*)
     $KB run 2/$p --device cuda --solution "$dir/cuda_fused.py" --store "$STORE" -q 2>&1 | tee -a "$OUT/cuda.log"
 done
+
+section "flags and precision of every record"
+python - "$STORE" <<'PY'
+import sys
+from kbharness.store import Store
+for r in Store(sys.argv[1]):
+    print(f"{r.problem} {r.solution_path.split('/')[-1]}: {r.verdict.value}; tier {r.precision_tier or '-'}; "
+          f"fp64 err ref {r.ref_err_fp64} new {r.new_err_fp64}; flags {list(r.flags)}; custom {r.kernels.get('custom', [])[:3]}")
+PY
 
 section "leaderboard"
 $KB leaderboard --store "$STORE" --device cuda --csv "$OUT/leaderboard.csv" 2>&1 | tee "$OUT/leaderboard.log"

@@ -3,7 +3,7 @@ killing kernel, and the GPU-only cheats."""
 import pytest
 import torch
 
-from conftest import FIXTURES
+from conftest import CANDIDATES, FIXTURES
 from kbharness.results import Verdict
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -36,3 +36,38 @@ def test_stale_reference_memory_does_not_pass(evaluate):
     r = evaluate(GPU / "stale_empty.py", device="cuda", size_overrides=BIG)
     assert r.verdict is Verdict.INCORRECT
     assert r.failed_checks()[0].name == "output matches reference"
+
+
+def test_library_only_candidate_is_flagged_and_custom_kernel_is_listed(evaluate):
+    torch_only = evaluate(CANDIDATES / "correct.py", device="cuda", size_overrides=BIG)
+    assert torch_only.verdict is Verdict.CORRECT
+    assert any(f.startswith("no custom kernel") for f in torch_only.flags)
+    custom = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=BIG)
+    assert not custom.flags
+    assert any("scale_shift_kernel" in name for name in custom.kernels["custom"])
+
+
+@pytest.mark.parametrize("name, check", [
+    ("mutates_input.py", "no input mutation"),
+    ("aliases_buffer.py", "no output aliasing"),
+    ("caches_by_shape.py", "output matches reference"),
+    ("subclass_output.py", "output matches reference"),
+    ("phase_detect.py", "timed outputs match"),
+    ("nondeterministic.py", "deterministic"),
+    ("patches_torch.py", "harness integrity"),
+])
+def test_cheats_are_caught_on_the_gpu_too(evaluate, name, check):
+    r = evaluate(CANDIDATES / name, device="cuda")
+    assert r.verdict is Verdict.INCORRECT, r.message
+    assert r.failed_checks()[0].name == check
+
+
+def test_replay_by_pointer_is_caught_on_the_gpu(evaluate):
+    r = evaluate(CANDIDATES / "caches_by_pointer.py", device="cuda")
+    assert r.verdict is Verdict.INCORRECT
+
+
+def test_half_precision_tier_and_oom_on_the_gpu(evaluate):
+    r = evaluate(CANDIDATES / "half_precision.py", device="cuda", atol=1e-2, rtol=1e-2)
+    assert r.verdict is Verdict.CORRECT and r.precision_tier == "tf32/fp16-level"
+    assert evaluate(CANDIDATES / "oom.py", device="cuda").verdict is Verdict.OOM
