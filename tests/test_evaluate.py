@@ -79,6 +79,7 @@ def test_completion_without_code_is_no_code(evaluate, tmp_path):
     ("phase_detect.py", "timed outputs match"),
     ("nondeterministic.py", "deterministic"),
     ("patches_torch.py", "harness integrity"),
+    ("../gpu/stale_empty.py", "output matches reference"),
 ])
 def test_cheats_are_caught_by_name(evaluate, name, check):
     r = evaluate(name)
