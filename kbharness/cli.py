@@ -213,6 +213,37 @@ def build(solutions, device, jobs, cache_dir) -> None:
         sys.exit(1)
 
 
+@main.command("baseline")
+@click.argument("problems", nargs=-1)
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None)
+@click.option("--runs", "n_runs", type=int, default=100, show_default=True)
+@click.option("--time-budget", "time_budget_s", type=float, default=5.0, show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="JSON file to write; default results/baseline_<device>.json.")
+def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path) -> None:
+    """Time the references alone (every problem when none is named) and write the baseline file."""
+    from kbharness import baseline
+
+    try:
+        chosen = [resolve(p, problems_dir) for p in problems] or discover(problems_dir)
+    except ProblemError as e:
+        _fail(str(e))
+    if device is None:
+        import torch
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    settings = Settings(device=device, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s)
+    results = []
+    for b in baseline.run(chosen, settings):
+        results.append(b)
+        err.print(f"{b.problem} {b.name}: " + (render.fmt_ms(b.median_ms) if b.times_ms else b.error), highlight=False)
+    out_path = out_path or Path("results") / f"baseline_{device}.json"
+    baseline.write(results, out_path, settings)
+    out.print(render.baseline_table(results))
+    err.print(f"wrote {out_path}")
+
+
 @main.command("leaderboard")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE, show_default=True)
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,

@@ -129,3 +129,17 @@ def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: fl
             f"{row.correct}/{row.candidates}",
         )
     return table
+
+
+def baseline_table(baselines) -> Table:
+    gpu = next((b.env.get("gpu") or b.env.get("device") for b in baselines if b.env), "")
+    table = Table(title=f"reference times on {gpu}")
+    for col in ("problem", "name", "median", "min", "max", "runs"):
+        table.add_column(col, justify="left" if col in ("problem", "name") else "right")
+    for b in baselines:
+        if not b.times_ms:
+            table.add_row(b.problem, b.name, Text(b.error, style="red"), "", "", "")
+            continue
+        table.add_row(b.problem, b.name, fmt_ms(b.median_ms), fmt_ms(min(b.times_ms)), fmt_ms(max(b.times_ms)),
+                      str(len(b.times_ms)))
+    return table

@@ -1,5 +1,6 @@
 """Each command through click's CliRunner, asserting what a user reads."""
 import csv
+import json
 
 from click.testing import CliRunner
 
@@ -62,3 +63,17 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path):
     assert r.exit_code == 2 and "no results store yet" in r.output
     r = invoke("run", "1/1", "--problems-dir", FIXTURES / "problems", "--solutions-dir", tmp_path)
     assert r.exit_code == 2 and "no candidates under" in r.output
+
+
+def test_baseline_times_references_alone_and_writes_a_self_describing_file(tmp_path):
+    out_file = tmp_path / "baseline.json"
+    r = invoke("baseline", "--problems-dir", FIXTURES / "problems", "--device", "cpu", "--runs", "10",
+               "--time-budget", "1", "--out", out_file)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out_file.read_text())
+    assert doc["env"]["torch"] and doc["settings"]["device"] == "cpu"
+    by_key = {p["problem"]: p for p in doc["problems"]}
+    assert set(by_key) == {"1/1", "1/2", "1/3", "1/4"}
+    slow = by_key["1/3"]  # sleeps 30 ms per call
+    assert len(slow["times_ms"]) == 10 and 30.0 <= slow["median_ms"] < 300.0
+    assert "Slow_reference" in r.output
