@@ -60,6 +60,8 @@ def eval_options(fn):
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
         click.option("--max-speedup", type=float, default=10.0, show_default=True,
                      help="Flag speedups above this for review."),
+        click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False), default="",
+                     help="JSON of datasheet peaks (bandwidth_gbs, fp32/tf32/fp16/bf16_tflops) instead of measured ones."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR,
                      show_default=True, help="Where compiled extensions are kept between runs."),
         click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
@@ -85,7 +87,7 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup) -> Settings:
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file) -> Settings:
     if device is None:
         import torch
 
@@ -97,7 +99,8 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warm
         return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
                         n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
-                        judge=judge, backward=backward, max_speedup=max_speedup)
+                        judge=judge, backward=backward, max_speedup=max_speedup,
+                        ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:
         _fail(str(e))
 
@@ -242,6 +245,51 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
     baseline.write(results, out_path, settings)
     out.print(render.baseline_table(results))
     err.print(f"wrote {out_path}")
+
+
+@main.command("roofline")
+@click.argument("problems", nargs=-1)
+@click.option("--all", "all_problems", is_flag=True, help="Every problem under --problems-dir.")
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None)
+@click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True)
+@click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Reference times to set against the floor; default results/baseline_<device>.json if present.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
+def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilings_file, baseline_file, cache_dir) -> None:
+    """Work, bytes, hardware floor and bound of problems (no candidate needed)."""
+    import json
+
+    import torch
+
+    from kbharness import roofline
+    from kbharness.loading import LoadError, load_problem
+
+    if not problems and not all_problems:
+        _fail("name problems or pass --all")
+    try:
+        chosen = discover(problems_dir) if all_problems else [resolve(p, problems_dir) for p in problems]
+    except ProblemError as e:
+        _fail(str(e))
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        ceilings = roofline.load_ceilings(torch.device(device), cache_dir, ceilings_file)
+    except ValueError as e:
+        _fail(str(e))
+    baseline_file = baseline_file or Path("results") / f"baseline_{device}.json"
+    ref_ms = {}
+    if baseline_file.exists():
+        ref_ms = {p["problem"]: p["median_ms"] for p in json.loads(baseline_file.read_text())["problems"]}
+    rows = []
+    for p in chosen:
+        try:
+            work = roofline.count_work(load_problem(p.path), precision)
+        except (LoadError, RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+            err.print(f"{p.key} {p.name}: cannot count on the meta device ({type(e).__name__}: {e})"[:200], highlight=False)
+            continue
+        rows.append((p, work, roofline.floor(work, ceilings, precision), ref_ms.get(p.key)))
+    out.print(render.roofline_table(rows, ceilings))
 
 
 @main.command("leaderboard")

@@ -20,12 +20,15 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
+import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
+import torch.profiler  # noqa: F401
 
-from kbharness import check, controls, env, guard, kernels
+from kbharness import check, controls, env, guard, kernels, roofline
 from kbharness.build import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import CheckResult, EvalRecord, Timing, TrialError, Verdict
 from kbharness.spec import EvalSpec, Settings
+from kbharness.timing import Timer
 
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # Hidden-work flag: wall time unexplained by events beyond this, and beyond the reference's.
@@ -68,6 +71,9 @@ class _Findings:
     ref_err64: float | None = None
     new_err64: float | None = None
     kernels: dict[str, Any] = field(default_factory=dict)
+    roofline: dict[str, Any] = field(default_factory=dict)
+    work: roofline.Work | None = None
+    ceilings: roofline.Ceilings | None = None
 
     def fail(self, name: str, detail: str) -> None:
         self.checks.append(CheckResult(name, False, detail))
@@ -118,6 +124,7 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         new_err_fp64=found.new_err64,
         flags=tuple(found.flags),
         kernels=found.kernels,
+        roofline=found.roofline,
         timestamp_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
@@ -137,6 +144,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     init_inputs = _guarded("reference", problem.get_init_inputs)
     ref_model = _guarded("reference", lambda: build_model(problem.Model, init_inputs, settings, device))
     trials = _reference_trials(problem, ref_model, init_inputs, settings, device, found)
+    _count_work(problem, spec, device, found)
     scrub_free_memory(device)
 
     phase("build")
@@ -161,6 +169,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     if device.type == "cuda":
         _profile_kernels(problem, ref_model, new_model, settings, device, found)
     _check_plausibility(found, settings)
+    _speed_of_light(settings, found)
     if not found.new_ms:
         raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
     return Verdict.CORRECT, "", ""
@@ -345,8 +354,6 @@ def _check_integrity(snapshot: guard.Snapshot, when: str, found: _Findings) -> N
 
 def _time_interleaved(problem, ref_model, new_model, settings: Settings, device, found: _Findings) -> None:
     """Candidate then reference on each fresh input set, each after a cache flush; every output compared."""
-    from kbharness.timing import Timer
-
     timer = Timer(device)
     warm_inputs = make_inputs(problem, settings.seed, settings, device)
     for _ in range(settings.n_warmup):
@@ -409,6 +416,29 @@ def _check_plausibility(found: _Findings, settings: Settings) -> None:
     if speedup > settings.max_speedup:
         found.flags.append(f"implausible speedup: {speedup:.1f}x exceeds {settings.max_speedup:g}x; review the "
                            "kernels of both models in the record")
+
+
+def _count_work(problem, spec: EvalSpec, device, found: _Findings) -> None:
+    """Work and ceilings for the speed-of-light figures; never decides a verdict by itself."""
+    try:
+        found.work = roofline.count_work(problem, spec.settings.precision)
+        override = Path(spec.settings.ceilings_file) if spec.settings.ceilings_file else None
+        found.ceilings = roofline.load_ceilings(device, spec.cache_dir, override)
+    except Exception as e:
+        found.roofline = {"error": f"{type(e).__name__}: {e}"[:300]}
+
+
+def _speed_of_light(settings: Settings, found: _Findings) -> None:
+    if found.work is None or found.ceilings is None:
+        return
+    fl = roofline.floor(found.work, found.ceilings, settings.precision)
+    found.roofline = {"tensor_flops": found.work.tensor_flops, "other_flops": found.work.other_flops,
+                      "bytes": found.work.bytes, "floor_ms": fl.floor_ms, "compute_ms": fl.compute_ms,
+                      "memory_ms": fl.memory_ms, "bound": fl.bound, "ceilings": found.ceilings.__dict__}
+    if found.new_ms and statistics.median(found.new_ms) < fl.floor_ms:
+        found.flags.append(f"faster than the hardware floor: {statistics.median(found.new_ms):.4g} ms measured, "
+                           f"floor {fl.floor_ms:.4g} ms ({found.work.flops:.3g} flop, {found.work.bytes:.3g} B, "
+                           f"{fl.bound}-bound on {found.ceilings.device_name}): physically impossible")
 
 
 def fingerprint(out: Any) -> Any:

@@ -17,7 +17,12 @@ COLUMNS = [
     "timestamp_utc", "problem", "solution", "solution_sha256", "verdict", "message",
     "max_abs", "max_rel", "ref_median_ms", "new_median_ms", "speedup", "n_runs",
     "device", "gpu", "torch", "cuda", "precision", "build_s", "settings_key",
+    "precision_tier", "floor_ms", "bound", "ref_sol", "sol", "flags",
 ]
+
+
+BOARD_COLUMNS = ["problem", "solution", "speedup", "ref_median_ms", "new_median_ms", "sol", "bound",
+                 "candidates", "correct"]
 
 
 def records_frame(records: Iterable[EvalRecord]) -> pd.DataFrame:
@@ -44,6 +49,12 @@ def records_frame(records: Iterable[EvalRecord]) -> pd.DataFrame:
             "precision": r.settings.get("precision"),
             "build_s": r.build_s,
             "settings_key": r.settings_key,
+            "precision_tier": r.precision_tier,
+            "floor_ms": r.floor_ms,
+            "bound": r.roofline.get("bound"),
+            "ref_sol": r.sol("ref"),
+            "sol": r.sol("new") if r.correct else None,
+            "flags": "; ".join(r.flags),
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -64,14 +75,13 @@ def leaderboard(frame: pd.DataFrame) -> pd.DataFrame:
         correct = group[group["verdict"] == "correct"].dropna(subset=["speedup"])
         if correct.empty:
             rows.append({"problem": problem, "solution": None, "speedup": None, "ref_median_ms": None,
-                         "new_median_ms": None, "candidates": len(group), "correct": 0})
+                         "new_median_ms": None, "sol": None, "bound": None, "candidates": len(group), "correct": 0})
             continue
         best = correct.loc[correct["speedup"].idxmax()]
         rows.append({"problem": problem, "solution": best["solution"], "speedup": best["speedup"],
                      "ref_median_ms": best["ref_median_ms"], "new_median_ms": best["new_median_ms"],
-                     "candidates": len(group), "correct": len(correct)})
-    return pd.DataFrame(rows, columns=["problem", "solution", "speedup", "ref_median_ms", "new_median_ms",
-                                       "candidates", "correct"])
+                     "sol": best["sol"], "bound": best["bound"], "candidates": len(group), "correct": len(correct)})
+    return pd.DataFrame(rows, columns=BOARD_COLUMNS)
 
 
 def fast_p(board: pd.DataFrame, ps: Sequence[float] = FAST_P) -> dict[float, float]:

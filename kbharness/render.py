@@ -67,6 +67,7 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
     table.add_column("speedup [95% CI]", justify="right")
     table.add_column("runs", justify="right")
     table.add_column("precision", justify="left")
+    table.add_column("SOL (ref → new)", justify="right")
     for r in records:
         table.add_row(
             Path(r.solution_path).name,
@@ -78,6 +79,7 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
             speedup_text(r),
             str(r.new_timing.n) if r.new_timing else "-",
             _precision_text(r),
+            _sol_text(r),
         )
     return table
 
@@ -90,6 +92,17 @@ def _precision_text(r: EvalRecord) -> str:
     if multiple is None or multiple == float("inf"):
         return r.precision_tier
     return f"{r.precision_tier}, {multiple:.2g}× floor"
+
+
+def _sol_text(r: EvalRecord) -> str:
+    """Both models' fraction of the hardware floor, and what bounds the problem."""
+    new, ref = r.sol("new"), r.sol("ref")
+    if ref is None:
+        return "-"
+    bound = r.roofline.get("bound", "")
+    if new is None or not r.correct:
+        return f"{100 * ref:.0f}% ({bound})"
+    return f"{100 * ref:.0f}% → {100 * new:.0f}% ({bound})"
 
 
 def notes(records: Sequence[EvalRecord]) -> list[str]:
@@ -117,7 +130,7 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
 def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: float) -> Table:
     caption = "  ".join(f"fast_{p:g}={v:.2f}" for p, v in fast.items()) + f"  geomean speedup={geomean:.2f}×"
     table = Table(title="leaderboard", caption=caption)
-    for col in ("problem", "best solution", "speedup", "reference", "candidate", "correct/evaluated"):
+    for col in ("problem", "best solution", "speedup", "reference", "candidate", "SOL", "correct/evaluated"):
         table.add_column(col, justify="left" if col in ("problem", "best solution") else "right")
     for row in board.itertuples():
         table.add_row(
@@ -126,6 +139,7 @@ def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: fl
             f"{row.speedup:.2f}×" if pd.notna(row.speedup) else "-",
             fmt_ms(row.ref_median_ms) if pd.notna(row.ref_median_ms) else "-",
             fmt_ms(row.new_median_ms) if pd.notna(row.new_median_ms) else "-",
+            f"{100 * row.sol:.0f}% ({row.bound})" if pd.notna(row.sol) else "-",
             f"{row.correct}/{row.candidates}",
         )
     return table
@@ -142,4 +156,18 @@ def baseline_table(baselines) -> Table:
             continue
         table.add_row(b.problem, b.name, fmt_ms(b.median_ms), fmt_ms(min(b.times_ms)), fmt_ms(max(b.times_ms)),
                       str(len(b.times_ms)))
+    return table
+
+
+def roofline_table(rows, ceilings) -> Table:
+    """Per problem: work, least bytes, intensity, floor and bound; reference's SOL when its time is known."""
+    caption = (f"{ceilings.device_name} ({ceilings.source}): {ceilings.bandwidth_gbs:.0f} GB/s, fp32 "
+               f"{ceilings.fp32_tflops:.1f}, tf32 {ceilings.tf32_tflops:.1f}, fp16 {ceilings.fp16_tflops:.1f}, "
+               f"bf16 {ceilings.bf16_tflops:.1f} TFLOP/s")
+    table = Table(title="speed of light", caption=caption)
+    for col in ("problem", "name", "GFLOP", "MB", "flop/B", "floor", "bound", "reference", "reference SOL"):
+        table.add_column(col, justify="left" if col in ("problem", "name", "bound") else "right")
+    for p, work, fl, ref_ms in rows:
+        table.add_row(p.key, p.name, f"{work.flops / 1e9:.3g}", f"{work.bytes / 1e6:.4g}", f"{work.intensity:.3g}",
+                      fmt_ms(fl.floor_ms), fl.bound, fmt_ms(ref_ms), f"{100 * fl.floor_ms / ref_ms:.0f}%" if ref_ms else "-")
     return table

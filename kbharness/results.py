@@ -126,6 +126,7 @@ class EvalRecord:
     new_err_fp64: float | None = None
     flags: tuple[str, ...] = ()
     kernels: dict[str, Any] = field(default_factory=dict)
+    roofline: dict[str, Any] = field(default_factory=dict)
     timestamp_utc: str = ""
     schema_version: int = SCHEMA_VERSION
 
@@ -146,6 +147,17 @@ class EvalRecord:
         return self.new_err_fp64 / self.ref_err_fp64
 
     @property
+    def floor_ms(self) -> float | None:
+        return self.roofline.get("floor_ms")
+
+    def sol(self, which: str = "new") -> float | None:
+        """Fraction of speed of light: the hardware floor over the model's median time."""
+        timing = self.new_timing if which == "new" else self.ref_timing
+        if self.floor_ms is None or timing is None or not timing.n:
+            return None
+        return self.floor_ms / timing.median_ms
+
+    @property
     def correct(self) -> bool:
         return self.verdict is Verdict.CORRECT
 
@@ -161,6 +173,8 @@ class EvalRecord:
                 d[key] = {"times_ms": list(timing.times_ms), **timing.summary()}
         d["speedup"] = self.speedup
         d["floor_multiple"] = self.floor_multiple
+        d["sol"] = self.sol("new")
+        d["ref_sol"] = self.sol("ref")
         return d
 
     @classmethod

@@ -40,6 +40,7 @@ class Settings:
     judge: str = "reference"
     backward: bool = False
     max_speedup: float = 10.0
+    ceilings_file: str = ""
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
