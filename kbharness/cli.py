@@ -60,7 +60,7 @@ def eval_options(fn):
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
         click.option("--max-speedup", type=float, default=10.0, show_default=True,
                      help="Flag speedups above this for review."),
-        click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False), default="",
+        click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="JSON of datasheet peaks (bandwidth_gbs, fp32/tf32/fp16/bf16_tflops) instead of measured ones."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR,
                      show_default=True, help="Where compiled extensions are kept between runs."),
