@@ -30,9 +30,11 @@ ELEMENT_FLOPS = {
     "leaky_relu": 2, "hardtanh": 2, "clamp": 2, "_softmax": 5, "_log_softmax": 5, "logsumexp": 3,
     "native_layer_norm": 7, "native_batch_norm": 7, "_native_batch_norm_legit": 7,
     "_native_batch_norm_legit_functional": 7, "native_group_norm": 7, "_fused_rms_norm": 4,
+    "mse_loss": 3, "smooth_l1_loss": 4, "huber_loss": 4, "l1_loss": 2, "binary_cross_entropy": 6, "kl_div": 3,
 }
 REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "var", "std", "prod",
-              "cumsum", "norm", "linalg_vector_norm"}
+              "cumsum", "norm", "linalg_vector_norm", "mse_loss", "smooth_l1_loss", "huber_loss", "l1_loss",
+              "binary_cross_entropy", "kl_div"}
 FREE = {"view", "_unsafe_view", "reshape", "t", "transpose", "permute", "expand", "empty", "empty_like",
         "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "detach", "alias",
         "unsqueeze", "squeeze", "slice", "select", "as_strided", "clone", "copy_", "_to_copy", "contiguous",

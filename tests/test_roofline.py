@@ -23,6 +23,10 @@ HAND = [
     ("1/5", 0, 7 * 8192, 8192 * 4 + 2 * 4096 * 4 + 8192 * 4),
     # sum over dim 1 of 2x16x16: one add per input element; output 2x1x16
     ("1/6", 0, 512, 512 * 4 + 32 * 4),
+    # mse over two 4x256 inputs: subtract, square, add per element; a scalar out
+    ("1/30", 0, 3 * 1024, 2 * 1024 * 4 + 4),
+    # smooth L1 (beta 1): 4 per element
+    ("1/32", 0, 4 * 1024, 2 * 1024 * 4 + 4),
     # conv 8->64, k3, 16x16 -> 14x14, batch 2; divide (1) + leaky relu (2) per output
     ("2/71", 2 * 2 * 64 * 14 * 14 * 8 * 9, 3 * 25088, 2 * 8 * 256 * 4 + 64 * 8 * 9 * 4 + 64 * 4 + 25088 * 4),
     # linear 64->32 on batch 8 (bias not counted); relu + divide

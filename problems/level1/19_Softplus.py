@@ -1,0 +1,25 @@
+"""Elementwise Softplus (beta 1, threshold 20) on a 2D tensor."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Applies torch.nn.functional.softplus."""
+
+    def __init__(self):
+        super(Model, self).__init__()
+
+    def forward(self, x):
+        return torch.nn.functional.softplus(x)
+
+
+batch_size = 4096
+dim = 16384
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
