@@ -1,14 +1,18 @@
 """Reference-only timing: what each problem costs as written, per GPU, for the suite's baseline file.
 
-Each problem is timed in its own process (``python -m kbharness.baseline``), with the
-same timer and protocol as an evaluation (fresh inputs per call, cache flushed, events),
-so a problem that crashes or exhausts memory costs one entry, not the run.
+Problems are timed in a child process (``python -m kbharness.baseline``), one after the
+other, with the same timer and protocol as an evaluation (fresh inputs per call, cache
+flushed, events). The child prints one line per problem, so a problem that crashes or
+hangs costs its own entry: the parent records it and starts a new child at the next one,
+and the suite pays for importing torch once rather than once per problem.
 """
 from __future__ import annotations
 
 import json
+import selectors
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -62,20 +66,34 @@ def measure(problem_path: Path, settings: Settings) -> list[float]:
 
 
 def run(problems: list[Problem], settings: Settings) -> Iterator[Baseline]:
-    for p in problems:
-        cmd = [sys.executable, "-m", "kbharness.baseline", str(p.path.resolve()), json.dumps(settings.to_dict())]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=settings.timeout_s)
-        except subprocess.TimeoutExpired:
-            yield Baseline(p.key, p.name, error=f"timeout after {settings.timeout_s:g} s")
-            continue
-        lines = proc.stdout.strip().splitlines()
-        if proc.returncode != 0 or not lines:
-            tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            yield Baseline(p.key, p.name, error=f"exit {proc.returncode}: {tail[:300]}")
-            continue
-        result = json.loads(lines[-1])
-        yield Baseline(p.key, p.name, tuple(result["times_ms"]), env=result["env"])
+    pending = list(problems)
+    while pending:
+        cmd = [sys.executable, "-m", "kbharness.baseline", json.dumps(settings.to_dict()),
+               *[str(p.path.resolve()) for p in pending]]
+        with tempfile.TemporaryFile("w+") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
+                                                                     text=True) as proc:
+            ended = False
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                while pending and sel.select(timeout=settings.timeout_s):
+                    line = proc.stdout.readline()
+                    if not line:
+                        ended = True
+                        break
+                    p, result = pending.pop(0), json.loads(line)
+                    yield Baseline(p.key, p.name, tuple(result["times_ms"]), env=result["env"])
+            if not pending:
+                continue
+            if ended:
+                failure = f"exit {proc.wait()}"
+            else:
+                proc.kill()
+                proc.wait()
+                failure = f"timeout after {settings.timeout_s:g} s"
+            err.seek(0)
+            tail = (err.read().strip().splitlines() or ["no output"])[-1]
+            p = pending.pop(0)
+            yield Baseline(p.key, p.name, error=f"{failure}: {tail[:300]}")
 
 
 def write(baselines: list[Baseline], path: Path, settings: Settings) -> None:
@@ -91,13 +109,16 @@ def write(baselines: list[Baseline], path: Path, settings: Settings) -> None:
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
-def _child(problem_path: str, settings_json: str) -> None:
+def _child(settings_json: str, problem_paths: list[str]) -> None:
     from kbharness import env
 
     settings = Settings(**json.loads(settings_json))
-    times = measure(Path(problem_path), settings)
-    print(json.dumps({"times_ms": times, "env": env.describe(settings.device)}))
+    described = None
+    for path in problem_paths:
+        times = measure(Path(path), settings)
+        described = described or env.describe(settings.device)
+        print(json.dumps({"times_ms": times, "env": described}), flush=True)
 
 
 if __name__ == "__main__":
-    _child(sys.argv[1], sys.argv[2])
+    _child(sys.argv[1], sys.argv[2:])
