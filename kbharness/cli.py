@@ -5,10 +5,12 @@ from __future__ import annotations
 import ast
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
 from kbharness import leaderboard as lb
 from kbharness import render
@@ -66,6 +68,11 @@ def eval_options(fn):
                      show_default=True, help="Where compiled extensions are kept between runs."),
         click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
                      help="Override a problem's module constant, e.g. --size batch_size=8 (repeatable)."),
+        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="local: a process per evaluation, one worker per visible GPU; ray: a Ray task per evaluation."),
+        click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default a local one."),
+        click.option("--max-retries", type=int, default=2, show_default=True,
+                     help="Ray: times a task whose worker was lost is retried before it is recorded as lost."),
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
     ]
     for option in reversed(options):
@@ -105,31 +112,54 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warm
         _fail(str(e))
 
 
-def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
-              quiet: bool, title: str) -> None:
-    store = None if no_store else Store(store_path)
-    status = err.status("", spinner="dots") if not quiet else None
+def _progress() -> Progress:
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
+                    TimeRemainingColumn(), console=err, transient=True)
 
-    def on_start(job: Job, i: int) -> None:
-        if status is not None:
-            status.update(f"[{i + 1}/{len(jobs)}] {job.problem.key} {job.solution.name}: building, checking, timing")
+
+def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
+              quiet: bool, backend: str, address: str | None, max_retries: int) -> list:
+    """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 2 with
+    every finished record kept."""
+    from kbharness.backends import make_backend
+
+    store = None if no_store else Store(store_path)
+    progress = None if quiet else _progress()
+    task = progress.add_task("evaluating", total=len(jobs), failed=0, rate="") if progress else None
+    started, failed = time.monotonic(), 0
 
     def on_done(job: Job, outcome) -> None:
-        if not quiet:
-            origin = " (from the store)" if outcome.from_store else ""
-            err.print(f"[{outcome.record.verdict.value}] {job.solution}{origin}", highlight=False)
+        nonlocal failed
+        failed += not outcome.record.correct
+        if progress is None:
+            return
+        origin = " (from the store)" if outcome.from_store else ""
+        progress.console.print(f"[{outcome.record.verdict.value}] {job.problem.key} {job.solution}{origin}",
+                               highlight=False)
+        done = progress.tasks[0].completed + 1
+        rate = done / max(time.monotonic() - started, 1e-9) * 3600
+        progress.update(task, advance=1, failed=failed, rate=f"{rate:.0f}/h",
+                        description=f"{job.problem.key} {job.solution.name}")
 
-    if status is not None:
-        status.start()
     try:
-        outcomes = evaluate_jobs(jobs, settings, store, cache_dir, force, on_start, on_done)
+        if progress is not None:
+            progress.start()
+        return evaluate_jobs(jobs, settings, store, cache_dir, force, make_backend(backend, address, max_retries),
+                             on_done)
     except KeyboardInterrupt:
-        if status is not None:
-            status.stop()
         _fail("interrupted; every finished evaluation is in the store")
+    except ImportError as e:
+        _fail(f"backend {backend!r} needs a package that is not installed ({e.name}); pip install 'kbharness[ray]'")
     finally:
-        if status is not None:
-            status.stop()
+        if progress is not None:
+            progress.stop()
+
+
+def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
+              quiet: bool, title: str, backend: str = "local", address: str | None = None,
+              max_retries: int = 2) -> list:
+    outcomes = _run_jobs(jobs, settings, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries)
     records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
     atol, rtol = settings.tolerance
@@ -140,6 +170,7 @@ def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
     if reused:
         out.print(f"{reused} of {len(outcomes)} results are from {store_path} (same candidate, problem and settings); "
                   "--force evaluates them again", highlight=False)
+    return records
 
 
 @click.group()
@@ -166,7 +197,8 @@ def list_problems(problems_dir: Path) -> None:
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
 @eval_options
-def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, **kw) -> None:
+def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, backend, address,
+        max_retries, **kw) -> None:
     """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
     try:
         prob = resolve(problem, problems_dir)
@@ -177,21 +209,22 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, f
         _fail(f"{prob.key} {prob.name}: no candidates under {solutions_dir}/level{prob.level}/{prob.stem}/; pass --solution FILE")
     settings = _settings(**kw)
     _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, force, cache_dir, quiet,
-              title=f"{prob.key} {prob.name}")
+              title=f"{prob.key} {prob.name}", backend=backend, address=address, max_retries=max_retries)
 
 
 @main.command()
 @click.argument("ref", type=ExistingFile)
 @click.argument("new", type=ExistingFile)
 @eval_options
-def compare(ref, new, store_path, no_store, force, cache_dir, quiet, **kw) -> None:
+def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries, **kw) -> None:
     """Evaluate candidate NEW against problem file REF."""
     try:
         prob = resolve(str(ref), Path("."))
     except ProblemError as e:
         _fail(str(e))
     settings = _settings(**kw)
-    _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}")
+    _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}",
+              backend=backend, address=address, max_retries=max_retries)
 
 
 @main.command()
@@ -311,6 +344,122 @@ def leaderboard_cmd(store_path: Path, csv_path: Path | None, device: str | None)
     if csv_path is not None:
         board.to_csv(csv_path, index=False)
         err.print(f"wrote {csv_path}")
+
+
+
+def _sweep_jobs(paths, problems_dir: Path, manifest: Path | None) -> tuple[list[Job], list]:
+    from kbharness.sweep import SweepError, candidates, place
+
+    try:
+        return place(candidates(paths), problems_dir, manifest)
+    except SweepError as e:
+        _fail(str(e))
+
+
+sweep_options = [
+    click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path)),
+    click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"),
+                 show_default=True),
+    click.option("--manifest", type=ExistingFile, default=None,
+                 help='JSON mapping candidate paths (globs, relative to the file) to problems: {"gen/*.txt": "2/71"}.'),
+]
+
+
+def with_sweep_options(fn):
+    for option in reversed(sweep_options):
+        fn = option(fn)
+    return fn
+
+
+@main.command()
+@with_sweep_options
+@eval_options
+def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
+          **kw) -> None:
+    """Evaluate every candidate under PATHS; already evaluated ones (same content, problem and
+    settings) are taken from the store. A candidate's problem comes from a manifest, its
+    levelN/ID_Name/ folder, or a level_N_problem_ID file name."""
+    jobs, unplaced = _sweep_jobs(paths, problems_dir, manifest)
+    for u in unplaced:
+        err.print(f"skipped {u.path}: {u.reason}", highlight=False)
+    if not jobs:
+        _fail(f"no candidates with a known problem under {', '.join(map(str, paths))}")
+    settings = _settings(**kw)
+    records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="sweep",
+                        backend=backend, address=address, max_retries=max_retries)
+    board = lb.leaderboard(lb.records_frame(records))
+    out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
+
+
+@main.command()
+@with_sweep_options
+@click.option("--min-speedup", type=float, default=None, help="Also fail candidates slower than this.")
+@click.option("--strict", is_flag=True, help="Also fail candidates with any flag (no custom kernel, implausible speedup).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write JUnit XML for CI systems to display.")
+@eval_options
+def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_path, no_store, force, cache_dir,
+          quiet, backend, address, max_retries, **kw) -> None:
+    """CI gate: exit 0 when every candidate under PATHS is correct (and fast enough), 1 when
+    any is not, 2 on a usage error."""
+    from kbharness import gate
+
+    jobs, unplaced = _sweep_jobs(paths, problems_dir, manifest)
+    if unplaced:
+        _fail(f"{unplaced[0].path}: {unplaced[0].reason}"
+              + (f" (and {len(unplaced) - 1} more)" if len(unplaced) > 1 else ""))
+    if not jobs:
+        _fail(f"no candidates under {', '.join(map(str, paths))}")
+    settings = _settings(**kw)
+    records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="check",
+                        backend=backend, address=address, max_retries=max_retries)
+    results = [gate.judge(r, min_speedup, strict) for r in records]
+    if junit_path is not None:
+        junit_path.write_text(gate.junit_xml(results))
+        err.print(f"wrote {junit_path}")
+    failing = [r for r in results if not r.passed]
+    for r in failing:
+        out.print(f"FAIL {r.record.problem} {r.record.solution_path}: {r.reason}", highlight=False)
+    out.print(f"{len(results) - len(failing)} of {len(results)} candidates pass", highlight=False)
+    sys.exit(1 if failing else 0)
+
+
+@main.command()
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
+              show_default=True)
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results") / "report",
+              show_default=True, help="Folder for report.csv, report.json and report.md.")
+@click.option("--device", default=None, help="Only records made on this device (cpu, cuda).")
+def report(store_path: Path, out_dir: Path, device: str | None) -> None:
+    """Write CSV (one row per evaluation), JSON (full records) and a Markdown summary."""
+    from kbharness import report as rep
+
+    if not store_path.exists():
+        _fail(f"{store_path}: no results store yet; run kb run, kb sweep or kb compare first")
+    records = [r for r in Store(store_path) if device is None or str(r.env.get("device", "")).startswith(device)]
+    if not records:
+        _fail(f"{store_path}: no records{' for device ' + device if device else ''}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rep.write_csv(records, out_dir / "report.csv")
+    rep.write_json(records, out_dir / "report.json")
+    (out_dir / "report.md").write_text(rep.markdown(records, str(store_path)) + "\n")
+    out.print(f"wrote {out_dir}/report.csv, report.json and report.md ({len(records)} records)", highlight=False)
+
+
+@main.command()
+@click.argument("problem")
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,
+              help="Ask for CUDA kernels, or C++ for the CPU.")
+def prompt(problem, problems_dir, device) -> None:
+    """Print a KernelBench-style prompt asking an LLM to write ModelNew for PROBLEM."""
+    from kbharness.prompt import make_prompt
+
+    try:
+        prob = resolve(problem, problems_dir)
+    except ProblemError as e:
+        _fail(str(e))
+    click.echo(make_prompt(prob.path, device))
 
 
 if __name__ == "__main__":

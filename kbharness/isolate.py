@@ -27,8 +27,10 @@ _CUDA_FAULT = ("illegal memory access", "CUDA error", "device-side assert", "uns
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
-def run_isolated(spec: EvalSpec, scratch: Path | None = None) -> EvalRecord:
-    """Evaluate in a fresh worker; a compile gets ``compile_timeout_s``, the rest ``timeout_s``."""
+def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = None) -> EvalRecord:
+    """Evaluate in a fresh worker; a compile gets ``compile_timeout_s``, the rest ``timeout_s``.
+
+    With ``gpu``, the worker sees only that GPU (it becomes its ``cuda:0``)."""
     run_dir = Path(tempfile.mkdtemp(prefix="kb-", dir=scratch))
     (run_dir / "spec.json").write_text(spec.to_json())
     log_path = run_dir / "log.txt"
@@ -37,7 +39,7 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None) -> EvalRecord:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kbharness.worker", str(run_dir)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env=_child_env(),
+            start_new_session=True, env=_child_env(gpu),
         )
         try:
             timed_out_in = _wait(proc, run_dir, spec)
@@ -50,7 +52,7 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None) -> EvalRecord:
         record = EvalRecord.from_dict(json.loads(result.read_text()))
     else:
         verdict, message = _classify_death(proc.returncode, timed_out_in, log_text, spec)
-        record = _failure_record(spec, verdict, message, log_text, time.monotonic() - started)
+        record = failure_record(spec, verdict, message, log_text, time.monotonic() - started)
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
 
@@ -99,7 +101,7 @@ def _classify_death(returncode: int, timed_out_in: str | None, log: str, spec: E
     return Verdict.CRASH, f"worker exited with code {returncode} without a result"
 
 
-def _failure_record(spec: EvalSpec, verdict: Verdict, message: str, log: str, wall_s: float) -> EvalRecord:
+def failure_record(spec: EvalSpec, verdict: Verdict, message: str, log: str, wall_s: float) -> EvalRecord:
     try:
         sha = hashlib.sha256(Path(spec.solution_path).read_bytes()).hexdigest()
     except OSError:
@@ -120,8 +122,11 @@ def _failure_record(spec: EvalSpec, verdict: Verdict, message: str, log: str, wa
     )
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(gpu: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
+    if gpu is not None:
+        visible = [d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+        env["CUDA_VISIBLE_DEVICES"] = visible[gpu] if gpu < len(visible) else str(gpu)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     return env

@@ -29,6 +29,7 @@ class Verdict(str, enum.Enum):
     CRASH = "crash"
     CUDA_ERROR = "cuda error"
     OOM = "oom"
+    LOST = "lost"
 
     def __str__(self) -> str:
         return self.value

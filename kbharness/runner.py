@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
-from kbharness.isolate import run_isolated
+from kbharness.backends import LocalBackend
 from kbharness.problems import Problem
 from kbharness.results import EvalRecord
 from kbharness.spec import EvalSpec, Settings
@@ -32,25 +32,28 @@ class Outcome:
 
 
 def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, cache_dir: Path,
-                  force: bool = False,
-                  on_start: Callable[[Job, int], None] = lambda job, i: None,
+                  force: bool = False, backend=None,
                   on_done: Callable[[Job, Outcome], None] = lambda job, o: None) -> list[Outcome]:
-    """Run every job not already in the store (all of them with ``force``).
+    """Run every job not already in the store (all of them with ``force``) on ``backend``
+    (default: the local pool), storing each record as it arrives.
 
-    An interrupt stops the run; every record appended before it stays."""
+    An interrupt stops the run; every record appended before it stays. Outcomes come back
+    in the jobs' order."""
     stored = {} if store is None or force else {(r.problem, r.solution_sha256, r.settings_key): r for r in store}
-    outcomes = []
+    outcomes: dict[int, Outcome] = {}
+    todo = []
     for i, job in enumerate(jobs):
         previous = stored.get(job.key(settings))
         if previous is not None:
-            outcome = Outcome(previous, from_store=True)
+            outcomes[i] = Outcome(previous, from_store=True)
+            on_done(job, outcomes[i])
         else:
-            on_start(job, i)
-            spec = EvalSpec(job.problem.path.resolve(), job.solution.resolve(), settings, cache_dir)
-            record = run_isolated(spec)
-            if store is not None:
-                store.append(record)
-            outcome = Outcome(record, from_store=False)
-        outcomes.append(outcome)
-        on_done(job, outcome)
-    return outcomes
+            todo.append(i)
+    specs = [EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir) for i in todo]
+    for k, record in (backend or LocalBackend()).run(specs):
+        if store is not None:
+            store.append(record)
+        i = todo[k]
+        outcomes[i] = Outcome(record, from_store=False)
+        on_done(jobs[i], outcomes[i])
+    return [outcomes[i] for i in sorted(outcomes)]

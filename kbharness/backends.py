@@ -1,0 +1,116 @@
+"""Where evaluations run: a local pool (one worker per visible GPU) or a Ray cluster.
+
+A backend takes evaluation specs and yields ``(index, record)`` as each finishes, in
+whatever order they finish; the driver alone writes the store. Every evaluation still
+runs in its own child process (``isolate.run_isolated``), so a backend only decides
+which machine and which GPU.
+"""
+from __future__ import annotations
+
+import queue
+import tempfile
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from kbharness.isolate import failure_record, run_isolated
+from kbharness.results import EvalRecord, Verdict
+from kbharness.spec import EvalSpec
+
+BACKENDS = ("local", "ray")
+
+
+def visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+class LocalBackend:
+    """One worker thread per GPU, each handing its evaluations to a fresh child pinned to
+    that GPU. On the CPU one worker: two timings sharing cores would disturb each other."""
+
+    def __init__(self, workers: int | None = None):
+        self.workers = workers
+
+    def run(self, specs: Sequence[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
+        on_gpu = bool(specs) and specs[0].settings.device.startswith("cuda")
+        n = self.workers or (max(1, visible_gpus()) if on_gpu else 1)
+        if n == 1:
+            for i, spec in enumerate(specs):
+                yield i, run_isolated(spec)
+            return
+        todo: queue.Queue = queue.Queue()
+        for item in enumerate(specs):
+            todo.put(item)
+        done: queue.Queue = queue.Queue()
+
+        def worker(gpu: int) -> None:
+            while True:
+                try:
+                    i, spec = todo.get_nowait()
+                except queue.Empty:
+                    return
+                done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None)))
+
+        threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in range(n)]
+        for t in threads:
+            t.start()
+        for _ in specs:
+            yield done.get()
+
+
+def evaluate_shipped(spec_json: str, problem_text: bytes, solution_bytes: bytes) -> dict:
+    """Runs on a Ray worker: writes the problem and candidate to a local folder (the
+    cluster need not share a file system), builds and evaluates there, and returns the
+    record with the driver's paths."""
+    spec = EvalSpec.from_json(spec_json)
+    with tempfile.TemporaryDirectory(prefix="kb-ray-") as tmp:
+        problem = Path(tmp) / spec.problem_path.parent.name / spec.problem_path.name
+        problem.parent.mkdir()
+        problem.write_bytes(problem_text)
+        solution = Path(tmp) / spec.solution_path.name
+        solution.write_bytes(solution_bytes)
+        record = run_isolated(replace(spec, problem_path=problem, solution_path=solution))
+    return replace(record, problem_path=str(spec.problem_path), solution_path=str(spec.solution_path)).to_dict()
+
+
+class RayBackend:
+    """Each evaluation a Ray task asking for one GPU (or one CPU): a worker lost mid-task is
+    retried by Ray up to ``max_retries`` times, then the evaluation is recorded as lost."""
+
+    def __init__(self, address: str | None = None, max_retries: int = 2, num_cpus: int | None = None,
+                 task: Callable[[str, bytes, bytes], dict] = evaluate_shipped):
+        self.address, self.max_retries, self.num_cpus, self.task = address, max_retries, num_cpus, task
+
+    def run(self, specs: Sequence[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
+        import ray
+
+        if not ray.is_initialized():
+            if self.address:
+                ray.init(address=self.address, log_to_driver=False)
+            else:
+                ray.init(num_cpus=self.num_cpus, log_to_driver=False, include_dashboard=False)
+        remote = ray.remote(self.task)
+        pending = {}
+        for i, spec in enumerate(specs):
+            resources = {"num_gpus": 1} if spec.settings.device.startswith("cuda") else {"num_cpus": 1}
+            ref = remote.options(max_retries=self.max_retries, retry_exceptions=False, **resources).remote(
+                spec.to_json(), Path(spec.problem_path).read_bytes(), Path(spec.solution_path).read_bytes())
+            pending[ref] = (i, spec)
+        while pending:
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            i, spec = pending.pop(ref)
+            try:
+                yield i, EvalRecord.from_dict(ray.get(ref))
+            except (ray.exceptions.RayError, OSError) as e:
+                first = (str(e).strip().splitlines() or [""])[0][:200]
+                message = f"lost after {self.max_retries + 1} attempts: {type(e).__name__}: {first}"
+                yield i, failure_record(spec, Verdict.LOST, message, "", 0.0)
+
+
+def make_backend(name: str, address: str | None = None, max_retries: int = 2):
+    if name == "ray":
+        return RayBackend(address=address, max_retries=max_retries)
+    return LocalBackend()

@@ -1,0 +1,120 @@
+"""A KernelBench-style prompt for an LLM: instructions, one worked example of a
+``load_inline`` solution, and the problem's source. The completion it asks for is what
+``kb compare`` reads: the last fenced python block after any reasoning."""
+from __future__ import annotations
+
+from pathlib import Path
+
+EXAMPLE_MODEL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, a, b):
+        return a + b
+
+
+def get_inputs():
+    return [torch.randn(4096), torch.randn(4096)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+EXAMPLE_CUDA = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cuda_source = r"""
+#include <torch/extension.h>
+#include <c10/cuda/CUDAStream.h>
+
+__global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] + b[i];
+}
+
+torch::Tensor add(torch::Tensor a, torch::Tensor b) {
+    auto out = torch::empty_like(a);
+    int64_t n = a.numel();
+    int threads = 256;
+    int blocks = (n + threads - 1) / threads;
+    add_kernel<<<blocks, threads, 0, c10::cuda::getCurrentCUDAStream()>>>(
+        a.data_ptr<float>(), b.data_ptr<float>(), out.data_ptr<float>(), n);
+    return out;
+}
+"""
+
+ext = load_inline(name="example_add", cpp_sources="torch::Tensor add(torch::Tensor a, torch::Tensor b);",
+                  cuda_sources=cuda_source, functions=["add"], extra_cuda_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add(a.contiguous(), b.contiguous())
+'''
+
+EXAMPLE_CPP = '''import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+cpp_source = r"""
+#include <torch/extension.h>
+#include <ATen/Parallel.h>
+
+torch::Tensor add(torch::Tensor a, torch::Tensor b) {
+    auto out = torch::empty_like(a);
+    const float* pa = a.data_ptr<float>();
+    const float* pb = b.data_ptr<float>();
+    float* po = out.data_ptr<float>();
+    at::parallel_for(0, a.numel(), 16384, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) po[i] = pa[i] + pb[i];
+    });
+    return out;
+}
+"""
+
+ext = load_inline(name="example_add", cpp_sources=cpp_source, functions=["add"], extra_cflags=["-O3"])
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        return ext.add(a.contiguous(), b.contiguous())
+'''
+
+INSTRUCTIONS = """You write custom {kind} kernels that replace PyTorch operators to make a model faster.
+You may replace any operators of the architecture below: fuse several into one kernel, change the
+algorithm (online softmax, say), or keep some in PyTorch. The new model must compute the same result
+(checked elementwise on fresh random inputs, atol = rtol = 1e-4 in fp32) and must not modify its
+inputs, reuse results across calls, or launch work on other streams.
+
+Here is an example. The architecture:
+
+```python
+{example_model}```
+
+and a solution with an inline {kind} kernel, built by torch.utils.cpp_extension.load_inline:
+
+```python
+{example_solution}```
+"""
+
+TASK = """Optimize this architecture, named Model, with custom {kind} operators:
+
+```python
+{source}```
+
+Name the optimized architecture ModelNew; it takes the same constructor arguments as Model and
+creates its parameters in the same order. Reply with the complete code of ModelNew, its imports
+and its kernels, in one python code block, and nothing after that block. Do not include testing
+code, get_inputs or get_init_inputs.
+"""
+
+
+def make_prompt(problem_path: Path, device: str = "cuda") -> str:
+    kind = "CUDA" if device == "cuda" else "C++ (CPU)"
+    example = EXAMPLE_CUDA if device == "cuda" else EXAMPLE_CPP
+    source = Path(problem_path).read_text()
+    return (INSTRUCTIONS.format(kind=kind, example_model=EXAMPLE_MODEL, example_solution=example) + "\n"
+            + TASK.format(kind=kind, source=source if source.endswith("\n") else source + "\n"))

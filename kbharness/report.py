@@ -1,0 +1,81 @@
+"""Reports written from the store: CSV (one row per evaluation, ``leaderboard.COLUMNS``),
+JSON (the full records) and a Markdown summary people read in a pull request or a wiki."""
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from kbharness import leaderboard as lb
+from kbharness.results import EvalRecord
+
+REPORT_FAST_P = (0.0, 0.5, 1.0, 1.5, 2.0)
+
+
+def write_csv(records: Sequence[EvalRecord], path: Path) -> None:
+    lb.records_frame(records).to_csv(path, index=False)
+
+
+def write_json(records: Sequence[EvalRecord], path: Path) -> None:
+    Path(path).write_text(json.dumps([r.to_dict() for r in records], indent=1, default=str) + "\n")
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _ms(x) -> str | None:
+    return None if x is None or pd.isna(x) else (f"{x * 1000:.1f} µs" if x < 1 else f"{x:.3f} ms")
+
+
+def markdown(records: Sequence[EvalRecord], source: str = "") -> str:
+    frame = lb.latest(lb.records_frame(records))
+    gpus = sorted({str(g) for g in frame["gpu"].dropna()}) or sorted({str(d) for d in frame["device"].dropna()})
+    out = ["# kbharness report", "",
+           f"{len(frame)} evaluations of {frame['problem'].nunique()} problems on {', '.join(gpus) or '-'}"
+           f"{f', from {source}' if source else ''}; written {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC.", ""]
+    counts = frame["verdict"].value_counts()
+    out += ["## Verdicts", "", *md_table(["verdict", "evaluations"], list(counts.items())), ""]
+    board = lb.leaderboard(frame)
+    board["level"] = board["problem"].str.split("/").str[0]
+    summary = []
+    for level, part in board.groupby("level", sort=True):
+        out += [f"## Leaderboard, level {level}", ""]
+        rows = [(r.problem, Path(r.solution).name if isinstance(r.solution, str) else None,
+                 f"{r.speedup:.2f}×" if pd.notna(r.speedup) else None, _ms(r.ref_median_ms), _ms(r.new_median_ms),
+                 f"{100 * r.sol:.0f}% ({r.bound})" if pd.notna(r.sol) else None, f"{r.correct}/{r.candidates}")
+                for r in part.itertuples()]
+        out += [*md_table(["problem", "best solution", "speedup", "reference", "candidate", "SOL",
+                           "correct/evaluated"], rows), ""]
+        summary.append((f"level {level}", part))
+    summary.append(("all", board))
+    fast_rows = []
+    for label, part in summary:
+        fast = lb.fast_p(part, REPORT_FAST_P)
+        geo = lb.geomean_speedup(part)
+        fast_rows.append((label, len(part), *(f"{fast[p]:.2f}" for p in REPORT_FAST_P),
+                          None if math.isnan(geo) else f"{geo:.2f}×"))
+    out += ["## fast_p and geometric-mean speedup", "",
+            "fast_p: the fraction of problems whose best candidate is correct and more than p times faster.", "",
+            *md_table(["", "problems", *(f"fast_{p:g}" for p in REPORT_FAST_P), "geomean"], fast_rows), ""]
+    builds = frame.dropna(subset=["build_s"]).sort_values("build_s", ascending=False).head(5)
+    if not builds.empty:
+        out += ["## Slowest compiles", "",
+                *md_table(["problem", "solution", "build"],
+                          [(r.problem, Path(r.solution).name, f"{r.build_s:.1f} s") for r in builds.itertuples()]), ""]
+    flagged = frame[frame["flags"].fillna("") != ""]
+    if not flagged.empty:
+        out += ["## Flags", "", *[f"- {r.problem} {Path(r.solution).name}: {r.flags}" for r in flagged.itertuples()], ""]
+    return "\n".join(out)
