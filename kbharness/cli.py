@@ -73,6 +73,8 @@ def eval_options(fn):
         click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default a local one."),
         click.option("--max-retries", type=int, default=2, show_default=True,
                      help="Ray: times a task whose worker was lost is retried before it is recorded as lost."),
+        click.option("--against", "against_path", type=ExistingFile, default=None,
+                     help="A saved results store to compare with; regressions beyond the speedup's CI are marked."),
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
     ]
     for option in reversed(options):
@@ -158,7 +160,7 @@ def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
 
 def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
               quiet: bool, title: str, backend: str = "local", address: str | None = None,
-              max_retries: int = 2) -> list:
+              max_retries: int = 2, against_path: Path | None = None) -> list:
     outcomes = _run_jobs(jobs, settings, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries)
     records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
@@ -166,6 +168,12 @@ def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
     out.print(render.results_table(records, title=f"{title} on {device}, {settings.precision}, atol={atol:g} rtol={rtol:g}"))
     for line in render.notes(records):
         out.print(line, highlight=False)
+    if against_path is not None:
+        from kbharness.history import against
+
+        for change in against(records, Store(against_path)):
+            style = {"regression": "bold red", "improvement": "green"}.get(change.status, "")
+            out.print(f"[{style}]{change.text()}[/{style}]" if style else change.text(), highlight=False)
     reused = sum(o.from_store for o in outcomes)
     if reused:
         out.print(f"{reused} of {len(outcomes)} results are from {store_path} (same candidate, problem and settings); "
@@ -198,7 +206,7 @@ def list_problems(problems_dir: Path) -> None:
 @click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
 @eval_options
 def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, backend, address,
-        max_retries, **kw) -> None:
+        max_retries, against_path, **kw) -> None:
     """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
     try:
         prob = resolve(problem, problems_dir)
@@ -209,14 +217,16 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, f
         _fail(f"{prob.key} {prob.name}: no candidates under {solutions_dir}/level{prob.level}/{prob.stem}/; pass --solution FILE")
     settings = _settings(**kw)
     _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, force, cache_dir, quiet,
-              title=f"{prob.key} {prob.name}", backend=backend, address=address, max_retries=max_retries)
+              title=f"{prob.key} {prob.name}", backend=backend, address=address, max_retries=max_retries,
+              against_path=against_path)
 
 
 @main.command()
 @click.argument("ref", type=ExistingFile)
 @click.argument("new", type=ExistingFile)
 @eval_options
-def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries, **kw) -> None:
+def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries, against_path,
+            **kw) -> None:
     """Evaluate candidate NEW against problem file REF."""
     try:
         prob = resolve(str(ref), Path("."))
@@ -224,7 +234,7 @@ def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, ad
         _fail(str(e))
     settings = _settings(**kw)
     _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}",
-              backend=backend, address=address, max_retries=max_retries)
+              backend=backend, address=address, max_retries=max_retries, against_path=against_path)
 
 
 @main.command()
@@ -375,7 +385,7 @@ def with_sweep_options(fn):
 @with_sweep_options
 @eval_options
 def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
-          **kw) -> None:
+          against_path, **kw) -> None:
     """Evaluate every candidate under PATHS; already evaluated ones (same content, problem and
     settings) are taken from the store. A candidate's problem comes from a manifest, its
     levelN/ID_Name/ folder, or a level_N_problem_ID file name."""
@@ -386,7 +396,7 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
         _fail(f"no candidates with a known problem under {', '.join(map(str, paths))}")
     settings = _settings(**kw)
     records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="sweep",
-                        backend=backend, address=address, max_retries=max_retries)
+                        backend=backend, address=address, max_retries=max_retries, against_path=against_path)
     board = lb.leaderboard(lb.records_frame(records))
     out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
 
@@ -399,7 +409,7 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
               help="Write JUnit XML for CI systems to display.")
 @eval_options
 def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_path, no_store, force, cache_dir,
-          quiet, backend, address, max_retries, **kw) -> None:
+          quiet, backend, address, max_retries, against_path, **kw) -> None:
     """CI gate: exit 0 when every candidate under PATHS is correct (and fast enough), 1 when
     any is not, 2 on a usage error."""
     from kbharness import gate
@@ -412,7 +422,7 @@ def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_
         _fail(f"no candidates under {', '.join(map(str, paths))}")
     settings = _settings(**kw)
     records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="check",
-                        backend=backend, address=address, max_retries=max_retries)
+                        backend=backend, address=address, max_retries=max_retries, against_path=against_path)
     results = [gate.judge(r, min_speedup, strict) for r in records]
     if junit_path is not None:
         junit_path.write_text(gate.junit_xml(results))

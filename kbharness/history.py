@@ -1,0 +1,69 @@
+"""A run set against a saved earlier one, in the manner of pytest-benchmark's compare.
+
+A record is matched with the newest saved record of the same problem and candidate
+content, or failing that the same problem and file name (an edited kernel), made on the
+same kind of device. A speedup counts as changed only when the saved value lies outside
+the new run's bootstrap 95% interval; a correct candidate that stopped being correct is
+always a regression."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from kbharness.results import EvalRecord
+from kbharness.stats import speedup_ci
+
+
+@dataclass(frozen=True)
+class Change:
+    record: EvalRecord
+    previous: EvalRecord | None
+    status: str
+
+    def text(self) -> str:
+        name = Path(self.record.solution_path).name
+        if self.previous is None:
+            return f"{name}: not in the saved run"
+        before, now = self.previous, self.record
+        if before.verdict is not now.verdict:
+            return f"{name}: {self.status}: {before.verdict.value} → {now.verdict.value}"
+        if now.speedup is None or before.speedup is None or not now.correct:
+            return f"{name}: {self.status}: {now.verdict.value} as before"
+        lo, hi = speedup_ci(now.ref_timing.times_ms, now.new_timing.times_ms)
+        return (f"{name}: {self.status} against the saved run: {before.speedup:.2f}× → {now.speedup:.2f}× "
+                f"(95% CI {lo:.2f}–{hi:.2f})")
+
+
+def _device(r: EvalRecord) -> str:
+    return str(r.env.get("device", "")).split(":")[0]
+
+
+def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord]) -> list[Change]:
+    by_sha, by_name = {}, {}
+    for r in sorted(saved, key=lambda r: r.timestamp_utc):
+        by_sha[(r.problem, r.solution_sha256, _device(r))] = r
+        by_name[(r.problem, Path(r.solution_path).name, _device(r))] = r
+    changes = []
+    for r in records:
+        prev = (by_sha.get((r.problem, r.solution_sha256, _device(r)))
+                or by_name.get((r.problem, Path(r.solution_path).name, _device(r))))
+        changes.append(Change(r, prev, _status(r, prev)))
+    return changes
+
+
+def _status(now: EvalRecord, before: EvalRecord | None) -> str:
+    if before is None:
+        return "new"
+    if before.correct and not now.correct:
+        return "regression"
+    if now.correct and not before.correct:
+        return "improvement"
+    if now.speedup is None or before.speedup is None:
+        return "unchanged"
+    lo, hi = speedup_ci(now.ref_timing.times_ms, now.new_timing.times_ms)
+    if before.speedup > hi:
+        return "regression"
+    if before.speedup < lo:
+        return "improvement"
+    return "unchanged"

@@ -1,0 +1,45 @@
+"""A run against a saved one: matching by content then by name, and changes only beyond the CI."""
+import json
+
+from conftest import CANDIDATES, TINY_PROBLEM
+from kbharness.history import against
+from kbharness.results import EvalRecord, Timing, Verdict
+from test_cli import FAST, invoke
+
+NOISE = (0.99, 1.0, 1.01, 1.0, 0.995, 1.005) * 5
+
+
+def _rec(name="a.py", sha="s1", verdict=Verdict.CORRECT, speedup=2.0, t="2026-01-01T00:00:00"):
+    return EvalRecord(problem="1/1", problem_path="p.py", solution_path=f"x/{name}", solution_sha256=sha,
+                      verdict=verdict, ref_timing=Timing(tuple(speedup * v for v in NOISE)),
+                      new_timing=Timing(NOISE), env={"device": "cuda:0"}, timestamp_utc=t)
+
+
+def test_changes_beyond_the_interval_and_verdict_changes():
+    saved = [_rec(speedup=2.0, t="2026-01-01"), _rec(speedup=3.0, t="2026-01-02"),
+             _rec(name="b.py", sha="old", speedup=1.0), _rec(name="c.py", sha="c")]
+    now = [_rec(speedup=2.0), _rec(name="b.py", sha="new", speedup=1.5), _rec(name="c.py", sha="c", verdict=Verdict.CRASH),
+           _rec(name="d.py", sha="d")]
+    changes = against(now, saved)
+    assert [c.status for c in changes] == ["regression", "improvement", "regression", "new"]
+    assert changes[0].previous.speedup == 3.0  # the newest saved record of that content
+    assert changes[0].text().startswith("a.py: regression against the saved run: 3.00× → 2.00× (95% CI")
+    assert changes[1].previous.solution_sha256 == "old"  # an edited file matched by name
+    assert changes[2].text() == "c.py: regression: correct → crash"
+    assert changes[3].text() == "d.py: not in the saved run"
+    assert against([_rec(speedup=2.0)], [_rec(speedup=2.01)])[0].status == "unchanged"
+
+
+def test_compare_against_a_saved_store_marks_the_regression(tmp_path, build_cache):
+    store = tmp_path / "now.jsonl"
+    r = invoke("compare", TINY_PROBLEM, CANDIDATES / "correct.py", *FAST, "--store", store, "--cache-dir", build_cache)
+    assert r.exit_code == 0
+    record = json.loads(store.read_text())
+    record["ref_timing"]["times_ms"] = [t * 1000 for t in record["ref_timing"]["times_ms"]]
+    record["env"]["device"] = "cpu"
+    saved = tmp_path / "saved.jsonl"
+    saved.write_text(json.dumps(record) + "\n")
+    again = invoke("compare", TINY_PROBLEM, CANDIDATES / "correct.py", *FAST, "--no-store", "--cache-dir", build_cache,
+                   "--against", saved)
+    assert again.exit_code == 0, again.output
+    assert "correct.py: regression against the saved run" in again.output
