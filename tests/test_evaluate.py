@@ -91,7 +91,8 @@ def test_cheats_are_caught_by_name(evaluate, name, check):
 def test_replay_keyed_by_pointer_is_caught(evaluate):
     r = evaluate("caches_by_pointer.py")
     assert r.verdict is Verdict.INCORRECT
-    assert r.failed_checks()[0].name in {"output matches reference", "timed outputs match"}
+    # whichever call first lands on a reused address replays a stale answer
+    assert r.failed_checks()[0].name in {"output matches reference", "deterministic", "timed outputs match"}
 
 
 def test_patched_torch_is_named_in_the_failure(evaluate):
