@@ -44,6 +44,7 @@ def measure(problem_path: Path, settings: Settings) -> list[float]:
 
     from kbharness import evaluate
     from kbharness.loading import load_problem
+    from kbharness.results import Timing
     from kbharness.timing import Timer
 
     device = torch.device(settings.device)
@@ -60,7 +61,8 @@ def measure(problem_path: Path, settings: Settings) -> list[float]:
             inputs = evaluate.make_inputs(problem, settings.seed + 10_000 + i, settings, device)
             timer.sync()
             times.append(timer.time(lambda: model(*inputs)).time.call_ms)
-            if i + 1 >= settings.min_runs and time.perf_counter() > deadline:
+            if i + 1 >= settings.min_runs and (time.perf_counter() > deadline or settings.target_ci > 0
+                                               and Timing(tuple(times)).ci_rel <= settings.target_ci):
                 break
     return times
 

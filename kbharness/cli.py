@@ -44,7 +44,10 @@ def eval_options(fn):
         click.option("--rtol", type=float, default=None, help="Relative tolerance (overrides --tolerance)."),
         click.option("--trials", "n_trials", type=int, default=5, show_default=True,
                      help="Fresh random input sets checked before timing (plus one unseeded)."),
-        click.option("--runs", "n_runs", type=int, default=100, show_default=True, help="Timed calls per model, at most."),
+        click.option("--runs", "n_runs", type=int, default=1000, show_default=True, help="Timed calls per model, at most."),
+        click.option("--target-ci", type=float, default=0.01, show_default=True,
+                     help="Stop timing once both medians' 95%% intervals are within this fraction (0: run to --runs "
+                          "or the budget)."),
         click.option("--warmup", "n_warmup", type=int, default=5, show_default=True, help="Untimed calls per model first."),
         click.option("--time-budget", "time_budget_s", type=float, default=10.0, show_default=True,
                      help="Seconds of timed calls after which timing stops (at least 10 runs are kept)."),
@@ -95,7 +98,7 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
     return parsed
 
 
-def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warmup, time_budget_s, seed,
+def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
               timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file) -> Settings:
     if device is None:
         import torch
@@ -106,7 +109,8 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, n_warm
         rtol = tolerance if rtol is None else rtol
     try:
         return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
-                        n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s,
+                        n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), target_ci=target_ci,
+                        time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
@@ -263,7 +267,7 @@ def build(solutions, device, jobs, cache_dir) -> None:
 @click.argument("problems", nargs=-1)
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None)
-@click.option("--runs", "n_runs", type=int, default=100, show_default=True)
+@click.option("--runs", "n_runs", type=int, default=1000, show_default=True)
 @click.option("--time-budget", "time_budget_s", type=float, default=5.0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON file to write; default results/baseline_<device>.json.")

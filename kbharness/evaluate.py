@@ -380,10 +380,16 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
         result = _judge(detach(ref.output), new.output, settings, floor=floor)
         if not result.passed:
             found.fail("timed outputs match", f"timed call {i}: {result.reason}")
-        if i + 1 >= settings.min_runs and time.perf_counter() > deadline:
+        if i + 1 >= settings.min_runs and (time.perf_counter() > deadline or _settled(found, settings)):
             break
     found.ok("timed outputs match", f"all {len(found.new_ms)} timed calls")
     _check_hidden_work(gaps_new, gaps_ref, found)
+
+
+def _settled(found: _Findings, settings: Settings) -> bool:
+    """Both medians known to ``target_ci`` (95% interval half-width over the median)."""
+    return settings.target_ci > 0 and all(Timing(tuple(ms)).ci_rel <= settings.target_ci
+                                          for ms in (found.new_ms, found.ref_ms))
 
 
 def _check_hidden_work(gaps_new: list[float], gaps_ref: list[float], found: _Findings) -> None:

@@ -118,6 +118,12 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
             if t is not None and relative_spread(t.times_ms) > NOISY_SPREAD:
                 lines.append(f"{name}: {label} timing is noisy (IQR {100 * relative_spread(t.times_ms):.0f}% of the "
                              "median); close other programs or raise --runs / --time-budget")
+        target = r.settings.get("target_ci", 0)
+        unsettled = [(label, t) for label, t in (("reference", r.ref_timing), ("candidate", r.new_timing))
+                     if target and t is not None and t.n > 1 and t.ci_rel > target]
+        for label, t in unsettled:
+            lines.append(f"{name}: {label} median known to ±{100 * t.ci_rel:.1f}% after {t.n} runs, not the "
+                         f"±{100 * target:g}% asked; raise --time-budget")
         if r.speedup is not None:
             lo, hi = speedup_ci(r.ref_timing.times_ms, r.new_timing.times_ms)
             word = "faster" if r.speedup >= 1 else "slower"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,7 +70,29 @@ class Timing:
         q1, _, q3 = statistics.quantiles(self.times_ms, n=4, method="inclusive")
         return q3 - q1
 
+    @property
+    def sem_ms(self) -> float:
+        """Standard error of the mean, the figure GPU MODE's leaderboard stops on."""
+        return statistics.stdev(self.times_ms) / math.sqrt(self.n) if self.n > 1 else math.inf
+
+    def median_ci(self) -> tuple[float, float]:
+        """95% interval of the median from order statistics: distribution-free and cheap
+        enough to recompute after every timed call."""
+        xs = sorted(self.times_ms)
+        half = 1.96 * math.sqrt(self.n) / 2
+        lo = max(0, math.floor(self.n / 2 - half) - 1)
+        hi = min(self.n - 1, math.ceil(self.n / 2 + half))
+        return xs[lo], xs[hi]
+
+    @property
+    def ci_rel(self) -> float:
+        """Half-width of the median's 95% interval over the median."""
+        lo, hi = self.median_ci()
+        med = self.median_ms
+        return (hi - lo) / 2 / med if med > 0 else math.inf
+
     def summary(self) -> dict[str, float]:
+        lo, hi = self.median_ci()
         return {
             "n": self.n,
             "median_ms": self.median_ms,
@@ -77,6 +100,9 @@ class Timing:
             "max_ms": self.max_ms,
             "mean_ms": self.mean_ms,
             "iqr_ms": self.iqr_ms,
+            "sem_ms": self.sem_ms,
+            "median_ci_low_ms": lo,
+            "median_ci_high_ms": hi,
         }
 
 

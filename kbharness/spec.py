@@ -31,8 +31,9 @@ class Settings:
     seed: int = 42
     n_trials: int = 5
     n_warmup: int = 5
-    n_runs: int = 100
+    n_runs: int = 1000
     min_runs: int = 10
+    target_ci: float = 0.01
     time_budget_s: float = 10.0
     timeout_s: float = 600.0
     compile_timeout_s: float = 900.0
@@ -52,6 +53,8 @@ class Settings:
                 raise SpecError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.judge not in JUDGES:
             raise SpecError(f"check {self.judge!r}: choose one of {', '.join(JUDGES)}")
+        if not 0 <= self.target_ci < 1:
+            raise SpecError(f"target_ci must be in [0, 1), got {self.target_ci}")
         for name in ("atol", "rtol"):
             v = getattr(self, name)
             if v is not None and v < 0:

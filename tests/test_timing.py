@@ -16,3 +16,20 @@ def test_cpu_timer_measures_the_call_and_returns_its_output():
 def test_flush_buffer_is_twice_the_cache():
     timer = Timer(torch.device("cpu"))
     assert timer._flush_buf.numel() * 4 >= 2 * cache_bytes(torch.device("cpu")) - 3
+
+
+def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():
+    import random
+
+    from kbharness.results import Timing
+
+    rng = random.Random(1)
+    covered = 0
+    for _ in range(400):
+        t = Timing(tuple(rng.lognormvariate(0, 0.1) for _ in range(60)))  # true median 1.0
+        lo, hi = t.median_ci()
+        covered += lo <= 1.0 <= hi
+    assert 0.92 <= covered / 400 <= 0.995
+    tight = Timing(tuple(1.0 + 0.001 * (i % 7) for i in range(200)))
+    assert tight.ci_rel < 0.005 and tight.sem_ms < 0.001
+    assert set(tight.summary()) >= {"median_ci_low_ms", "median_ci_high_ms", "sem_ms", "iqr_ms"}
