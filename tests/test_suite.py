@@ -52,6 +52,23 @@ SMALL = {
     "2/63": {"batch_size": 8, "in_features": 64, "out_features": 32},
     "2/71": {"batch_size": 2, "height": 16, "width": 16},
     "2/97": {"batch_size": 16, "in_features": 64, "out_features": 32},
+    "2/101": {"batch_size": 16, "in_features": 64, "out_features": 128},
+    "2/102": {"batch_size": 2, "in_channels": 4, "out_channels": 8, "height": 16, "width": 16},
+    "2/103": {"batch_size": 16, "in_features": 64, "out_features": 128},
+    "2/104": {"batch_size": 2, "in_channels": 3, "out_channels": 8, "depth": 6, "height": 10, "width": 10},
+    "2/105": {"batch_size": 2, "in_channels": 8, "out_channels": 4, "height": 8, "width": 8},
+    "2/106": {"batch_size": 16, "in_features": 64, "out_features": 128},
+    "2/107": {"batch_size": 2, "in_channels": 4, "out_channels": 8, "height": 16, "width": 16},
+    "2/108": {"batch_size": 16, "in_features": 64, "out_features": 128},
+    "2/109": {"batch_size": 2, "in_channels": 4, "out_channels": 8, "height": 16, "width": 16},
+    "2/110": {"batch_size": 2, "in_channels": 4, "out_channels": 8, "height": 16, "width": 16},
+    "2/111": {"batch_size": 16, "features": 128},
+    "2/112": {"batch_size": 2, "in_channels": 4, "out_channels": 8, "depth": 6, "height": 10, "width": 10},
+    "3/1": {"batch_size": 2, "input_size": 64, "layer_sizes": [64, 64, 32], "output_size": 16},
+    "3/2": {"batch_size": 2, "in_channels": 8, "out_channels": 16, "height": 16, "width": 16},
+    "3/3": {"batch_size": 2, "seq_len": 16, "d_model": 32, "n_heads": 4, "d_ff": 64},
+    "3/4": {"batch_size": 4, "image_size": 16},
+    "3/5": {"batch_size": 4, "seq_len": 8, "input_size": 16, "hidden_size": 32},
 }
 PROBLEMS = discover(ROOT / "problems")
 CPU_CANDIDATES = [(p, s) for p in PROBLEMS for s in solutions_for(p, ROOT / "solutions") if s.name.startswith("cpp_")]
