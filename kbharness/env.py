@@ -45,3 +45,33 @@ def describe(device: str) -> dict[str, Any]:
         info["cudnn"] = torch.backends.cudnn.version()
         info["gpu_capability"] = "%d.%d" % torch.cuda.get_device_capability(d)
     return info
+
+
+CLOCK_DRIFT = 0.10
+TEMP_DRIFT_C = 10
+
+
+def gpu_state(device: str) -> dict[str, float] | None:
+    """SM clock (MHz) and temperature (°C) through NVML, as torch exposes it; None where
+    there is no GPU or no NVML binding (pynvml / nvidia-ml-py)."""
+    import torch
+
+    if not (device.startswith("cuda") and torch.cuda.is_available()):
+        return None
+    try:
+        d = torch.device(device)
+        return {"sm_mhz": float(torch.cuda.clock_rate(d)), "temp_c": float(torch.cuda.temperature(d))}
+    except Exception:
+        return None
+
+
+def state_drift(start: dict[str, float] | None, end: dict[str, float] | None) -> str:
+    """A warning when the clock or temperature moved enough during timing to bias a speedup."""
+    if not start or not end:
+        return ""
+    moved = []
+    if start["sm_mhz"] > 0 and abs(end["sm_mhz"] - start["sm_mhz"]) / start["sm_mhz"] > CLOCK_DRIFT:
+        moved.append(f"SM clock {start['sm_mhz']:.0f} → {end['sm_mhz']:.0f} MHz")
+    if abs(end["temp_c"] - start["temp_c"]) > TEMP_DRIFT_C:
+        moved.append(f"temperature {start['temp_c']:.0f} → {end['temp_c']:.0f} °C")
+    return ("GPU state moved during timing: " + ", ".join(moved)) if moved else ""

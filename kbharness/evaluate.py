@@ -74,6 +74,7 @@ class _Findings:
     roofline: dict[str, Any] = field(default_factory=dict)
     work: roofline.Work | None = None
     ceilings: roofline.Ceilings | None = None
+    gpu_state: dict[str, Any] = field(default_factory=dict)
 
     def fail(self, name: str, detail: str) -> None:
         self.checks.append(CheckResult(name, False, detail))
@@ -110,7 +111,7 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         log_tail=_tail(log),
         settings=settings.to_dict(),
         settings_key=settings.key(),
-        env=env.describe(settings.device),
+        env={**env.describe(settings.device), **({"gpu_state": found.gpu_state} if found.gpu_state else {})},
         trials=tuple(errors),
         checks=tuple(found.checks),
         max_abs=max((t.max_abs for t in errors), default=None),
@@ -163,8 +164,13 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     del trials
     _check_integrity(snapshot, "the checked calls", found)
     phase("time")
+    found.gpu_state["start"] = env.gpu_state(settings.device)
     with torch.set_grad_enabled(settings.backward):
         _time_interleaved(problem, ref_model, new_model, settings, device, found)
+    found.gpu_state["end"] = env.gpu_state(settings.device)
+    drift = env.state_drift(found.gpu_state["start"], found.gpu_state["end"])
+    if drift:
+        found.flags.append(drift)
     _check_integrity(snapshot, "the timed calls", found)
     if device.type == "cuda":
         _profile_kernels(problem, ref_model, new_model, settings, device, found)

@@ -33,3 +33,13 @@ def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():
     tight = Timing(tuple(1.0 + 0.001 * (i % 7) for i in range(200)))
     assert tight.ci_rel < 0.005 and tight.sem_ms < 0.001
     assert set(tight.summary()) >= {"median_ci_low_ms", "median_ci_high_ms", "sem_ms", "iqr_ms"}
+
+
+def test_a_moved_clock_or_temperature_is_worth_a_warning():
+    from kbharness.env import state_drift
+
+    start = {"sm_mhz": 1980.0, "temp_c": 40.0}
+    assert state_drift(start, {"sm_mhz": 1950.0, "temp_c": 45.0}) == ""
+    assert state_drift(start, {"sm_mhz": 1500.0, "temp_c": 41.0}) == "GPU state moved during timing: SM clock 1980 → 1500 MHz"
+    assert "temperature 40 → 62 °C" in state_drift(start, {"sm_mhz": 1980.0, "temp_c": 62.0})
+    assert state_drift(None, None) == ""
