@@ -17,7 +17,7 @@ from kbharness import render
 from kbharness.build import DEFAULT_CACHE_DIR, build_all
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import JUDGES, PRECISIONS, Settings, SpecError
+from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError
 from kbharness.store import DEFAULT_STORE, Store
 
 out = Console(soft_wrap=False, width=200)
@@ -60,6 +60,9 @@ def eval_options(fn):
                      show_default=True, help="JSON-lines file every record is appended to."),
         click.option("--no-store", is_flag=True, help="Do not record results."),
         click.option("--force", is_flag=True, help="Evaluate again candidates the store already has for these settings."),
+        click.option("--baseline", "baseline", type=click.Choice(BASELINES), default="eager", show_default=True,
+                     help="Time the reference as written, under torch.compile, or the faster of the two; the speedup "
+                          "is against that (both shown when compiled)."),
         click.option("--check", "judge", type=click.Choice(JUDGES), default="reference", show_default=True,
                      help="Judge against the reference output, or against float64 with the reference's error as floor."),
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
@@ -99,7 +102,7 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file) -> Settings:
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline) -> Settings:
     if device is None:
         import torch
 
@@ -112,7 +115,7 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
                         n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), target_ci=target_ci,
                         time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
-                        judge=judge, backward=backward, max_speedup=max_speedup,
+                        judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:
         _fail(str(e))

@@ -66,6 +66,7 @@ class _Findings:
     flags: list[str] = field(default_factory=list)
     ref_ms: list[float] = field(default_factory=list)
     new_ms: list[float] = field(default_factory=list)
+    compiled_ms: list[float] = field(default_factory=list)
     build_s: float | None = None
     tier_error: float = 0.0
     ref_err64: float | None = None
@@ -116,7 +117,7 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         checks=tuple(found.checks),
         max_abs=max((t.max_abs for t in errors), default=None),
         max_rel=max((t.max_rel for t in errors), default=None),
-        ref_timing=Timing(tuple(found.ref_ms)) if found.ref_ms else None,
+        **_reference_timings(found, settings),
         new_timing=Timing(tuple(found.new_ms)) if found.new_ms else None,
         build_s=found.build_s,
         wall_s=time.perf_counter() - started,
@@ -362,9 +363,16 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
     """Candidate then reference on each fresh input set, each after a cache flush; every output compared."""
     timer = Timer(device)
     warm_inputs = make_inputs(problem, settings.seed, settings, device)
+    compiled = _compiled_reference(ref_model, found) if settings.baseline != "eager" else None
     for _ in range(settings.n_warmup):
         _candidate(lambda: new_model(*clone(warm_inputs)))
         ref_model(*clone(warm_inputs))
+        if compiled is not None:
+            try:
+                compiled(*clone(warm_inputs))
+            except Exception as e:  # noqa: BLE001  (inductor failing on this problem or machine)
+                found.flags.append(f"torch.compile baseline unavailable: {type(e).__name__}: {str(e)[:200]}")
+                compiled = None
     _sync(device)
     floor = found.ref_err64
     gaps_new, gaps_ref = [], []
@@ -376,6 +384,9 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
         _sync(device)
         new = _candidate(lambda: timer.time(lambda: new_model(*new_in), fingerprint))
         ref = timer.time(lambda: ref_model(*ref_in), fingerprint)
+        if compiled is not None:
+            comp_in = clone(inputs)
+            found.compiled_ms.append(timer.time(lambda: compiled(*comp_in)).time.call_ms)
         found.new_ms.append(new.time.call_ms)
         found.ref_ms.append(ref.time.call_ms)
         gaps_new.append(new.time.unaccounted_ms)
@@ -392,10 +403,30 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
     _check_hidden_work(gaps_new, gaps_ref, found)
 
 
+def _reference_timings(found: _Findings, settings: Settings) -> dict[str, Any]:
+    """The reference timing the speedup is against: eager, torch.compile, or the faster."""
+    eager = Timing(tuple(found.ref_ms)) if found.ref_ms else None
+    if settings.baseline == "eager" or not found.compiled_ms or eager is None:
+        return {"ref_timing": eager}
+    compiled = Timing(tuple(found.compiled_ms))
+    use_compiled = settings.baseline == "compile" or compiled.median_ms < eager.median_ms
+    return {"ref_timing": compiled if use_compiled else eager, "eager_timing": eager, "compiled_timing": compiled,
+            "baseline_used": "compile" if use_compiled else "eager"}
+
+
+def _compiled_reference(ref_model, found: _Findings):
+    """torch.compile of the reference (default mode); None, with a flag, where it cannot compile."""
+    try:
+        return torch.compile(ref_model)
+    except Exception as e:  # noqa: BLE001  (a backend missing on this machine)
+        found.flags.append(f"torch.compile baseline unavailable: {type(e).__name__}: {str(e)[:200]}")
+        return None
+
+
 def _settled(found: _Findings, settings: Settings) -> bool:
     """Both medians known to ``target_ci`` (95% interval half-width over the median)."""
-    return settings.target_ci > 0 and all(Timing(tuple(ms)).ci_rel <= settings.target_ci
-                                          for ms in (found.new_ms, found.ref_ms))
+    series = [found.new_ms, found.ref_ms] + ([found.compiled_ms] if found.compiled_ms else [])
+    return settings.target_ci > 0 and all(Timing(tuple(ms)).ci_rel <= settings.target_ci for ms in series)
 
 
 def _check_hidden_work(gaps_new: list[float], gaps_ref: list[float], found: _Findings) -> None:

@@ -17,7 +17,7 @@ COLUMNS = [
     "timestamp_utc", "problem", "solution", "solution_sha256", "verdict", "message",
     "max_abs", "max_rel", "ref_median_ms", "new_median_ms", "speedup", "n_runs",
     "device", "gpu", "torch", "cuda", "precision", "build_s", "settings_key",
-    "precision_tier", "floor_ms", "bound", "ref_sol", "sol", "flags",
+    "precision_tier", "floor_ms", "bound", "ref_sol", "sol", "flags", "baseline", "speedup_eager", "speedup_compile",
 ]
 
 
@@ -55,6 +55,9 @@ def records_frame(records: Iterable[EvalRecord]) -> pd.DataFrame:
             "ref_sol": r.sol("ref"),
             "sol": r.sol("new") if r.correct else None,
             "flags": "; ".join(r.flags),
+            "baseline": r.baseline_used,
+            "speedup_eager": r.speedup_over("eager") if r.correct else None,
+            "speedup_compile": r.speedup_over("compile") if r.correct else None,
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 

@@ -124,6 +124,9 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
         for label, t in unsettled:
             lines.append(f"{name}: {label} median known to ±{100 * t.ci_rel:.1f}% after {t.n} runs, not the "
                          f"±{100 * target:g}% asked; raise --time-budget")
+        if r.compiled_timing is not None:
+            lines.append(f"{name}: {r.speedup_over('eager'):.2f}× over eager PyTorch, {r.speedup_over('compile'):.2f}× "
+                         f"over torch.compile (the speedup shown is against {r.baseline_used})")
         if r.speedup is not None:
             lo, hi = speedup_ci(r.ref_timing.times_ms, r.new_timing.times_ms)
             word = "faster" if r.speedup >= 1 else "slower"

@@ -126,6 +126,9 @@ class CheckResult:
     detail: str = ""
 
 
+TIMING_FIELDS = ("ref_timing", "new_timing", "eager_timing", "compiled_timing")
+
+
 @dataclass(frozen=True)
 class EvalRecord:
     """Everything one evaluation of one candidate against one problem produced."""
@@ -146,6 +149,9 @@ class EvalRecord:
     max_rel: float | None = None
     ref_timing: Timing | None = None
     new_timing: Timing | None = None
+    eager_timing: Timing | None = None
+    compiled_timing: Timing | None = None
+    baseline_used: str = "eager"
     build_s: float | None = None
     wall_s: float | None = None
     precision_tier: str = ""
@@ -163,6 +169,13 @@ class EvalRecord:
         if self.ref_timing is None or self.new_timing is None or not self.new_timing.n:
             return None
         return self.ref_timing.median_ms / self.new_timing.median_ms
+
+    def speedup_over(self, which: str) -> float | None:
+        """Speedup against the eager or the torch.compile reference, when that one was timed."""
+        base = self.eager_timing if which == "eager" else self.compiled_timing
+        if base is None or self.new_timing is None or not self.new_timing.n:
+            return None
+        return base.median_ms / self.new_timing.median_ms
 
     @property
     def floor_multiple(self) -> float | None:
@@ -194,7 +207,7 @@ class EvalRecord:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["verdict"] = self.verdict.value
-        for key in ("ref_timing", "new_timing"):
+        for key in TIMING_FIELDS:
             timing = getattr(self, key)
             if timing is not None:
                 d[key] = {"times_ms": list(timing.times_ms), **timing.summary()}
@@ -212,7 +225,7 @@ class EvalRecord:
         kw["trials"] = tuple(TrialError(**t) for t in d.get("trials", ()))
         kw["checks"] = tuple(CheckResult(**c) for c in d.get("checks", ()))
         kw["flags"] = tuple(d.get("flags", ()))
-        for key in ("ref_timing", "new_timing"):
+        for key in TIMING_FIELDS:
             t = d.get(key)
             kw[key] = Timing(tuple(t["times_ms"])) if t else None
         return cls(**kw)

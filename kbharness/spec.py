@@ -12,6 +12,7 @@ PRECISIONS = ("fp32", "fp16", "bf16")
 # "reference": within tolerance of the reference's output; "fp64": judged against a float64
 # run of the reference, the reference's own error being the noise floor.
 JUDGES = ("reference", "fp64")
+BASELINES = ("eager", "compile", "best")
 # KernelBench's current evaluation; its v0/v0.1 used 1e-2 for fp32 (offered as --tolerance 1e-2).
 DEFAULT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 1e-2}
 
@@ -34,6 +35,7 @@ class Settings:
     n_runs: int = 1000
     min_runs: int = 10
     target_ci: float = 0.01
+    baseline: str = "eager"
     time_budget_s: float = 10.0
     timeout_s: float = 600.0
     compile_timeout_s: float = 900.0
@@ -51,6 +53,8 @@ class Settings:
         for name in ("n_trials", "n_runs", "min_runs"):
             if getattr(self, name) < 1:
                 raise SpecError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.baseline not in BASELINES:
+            raise SpecError(f"baseline {self.baseline!r}: choose one of {', '.join(BASELINES)}")
         if self.judge not in JUDGES:
             raise SpecError(f"check {self.judge!r}: choose one of {', '.join(JUDGES)}")
         if not 0 <= self.target_ci < 1:

@@ -40,6 +40,17 @@ def test_timing_stops_when_both_medians_are_known_to_the_target_or_the_budget_en
     assert budget.new_timing.n > 10 and budget.new_timing.n < 200  # 5 ms calls for 0.5 s, not 1000 runs
 
 
+def test_torch_compile_baseline_is_timed_beside_eager_and_best_takes_the_faster(evaluate):
+    r = evaluate("correct.py", baseline="best")
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert r.eager_timing.n == r.compiled_timing.n == r.new_timing.n
+    faster = min((r.eager_timing, "eager"), (r.compiled_timing, "compile"), key=lambda t: t[0].median_ms)
+    assert (r.ref_timing, r.baseline_used) == faster
+    assert r.speedup_over("compile") == pytest.approx(r.compiled_timing.median_ms / r.new_timing.median_ms)
+    plain = evaluate("correct.py")
+    assert plain.compiled_timing is None and plain.baseline_used == "eager"
+
+
 def test_incorrect_candidate_reports_worst_error(evaluate):
     r = evaluate("wrong.py")
     assert r.verdict is Verdict.INCORRECT
