@@ -70,6 +70,16 @@ section "leaderboard"
 $KB leaderboard --store "$STORE" --device cuda --csv "$OUT/leaderboard.csv" > "$OUT/leaderboard.log" 2>&1
 cat "$OUT/leaderboard.log"
 
+section "sweep of every CUDA candidate through both backends (from the build cache)"
+[ "$(left)" -gt 120 ] && $KB sweep $CANDIDATES --device cuda --backend local --store "$OUT/sweep_local.jsonl" -q \
+    > "$OUT/sweep_local.log" 2>&1
+if python -c "import ray" 2>/dev/null && [ "$(left)" -gt 120 ]; then
+    $KB sweep $CANDIDATES --device cuda --backend ray --store "$OUT/sweep_ray.jsonl" -q > "$OUT/sweep_ray.log" 2>&1
+else
+    echo "ray sweep skipped: ray not importable here (carry its wheels in .whl) or out of time"
+fi
+tail -5 "$OUT"/sweep_*.log 2>/dev/null
+
 section "GPU tests with the time left"
 timeout $(( $(left) > 20 ? $(left) : 20 )) python -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider > "$OUT/pytest_gpu.log" 2>&1
 tail -20 "$OUT/pytest_gpu.log"
