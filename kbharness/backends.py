@@ -7,12 +7,13 @@ which machine and which GPU.
 """
 from __future__ import annotations
 
+import itertools
 import queue
 import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator
 
 from kbharness.isolate import failure_record, run_isolated
 from kbharness.results import EvalRecord, Verdict
@@ -34,31 +35,44 @@ class LocalBackend:
     def __init__(self, workers: int | None = None):
         self.workers = workers
 
-    def run(self, specs: Sequence[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
-        on_gpu = bool(specs) and specs[0].settings.device.startswith("cuda")
+    def run(self, specs: Iterable[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
+        """Specs may arrive as they become ready (a generator fed by builds); each is
+        numbered in arrival order."""
+        stream = iter(specs)
+        first = next(stream, None)
+        if first is None:
+            return
+        on_gpu = first.settings.device.startswith("cuda")
         n = self.workers or (max(1, visible_gpus()) if on_gpu else 1)
+        numbered = enumerate(itertools.chain([first], stream))
         if n == 1:
-            for i, spec in enumerate(specs):
+            for i, spec in numbered:
                 yield i, run_isolated(spec)
             return
-        todo: queue.Queue = queue.Queue()
-        for item in enumerate(specs):
-            todo.put(item)
+        lock = threading.Lock()
         done: queue.Queue = queue.Queue()
 
         def worker(gpu: int) -> None:
-            while True:
-                try:
-                    i, spec = todo.get_nowait()
-                except queue.Empty:
-                    return
-                done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None)))
+            try:
+                while True:
+                    with lock:
+                        item = next(numbered, None)
+                    if item is None:
+                        return
+                    i, spec = item
+                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None)))
+            finally:
+                done.put(None)
 
-        threads = [threading.Thread(target=worker, args=(g,), daemon=True) for g in range(n)]
-        for t in threads:
-            t.start()
-        for _ in specs:
-            yield done.get()
+        for g in range(n):
+            threading.Thread(target=worker, args=(g,), daemon=True).start()
+        live = n
+        while live:
+            item = done.get()
+            if item is None:
+                live -= 1
+            else:
+                yield item
 
 
 def evaluate_shipped(spec_json: str, problem_text: bytes, solution_bytes: bytes) -> dict:
@@ -84,9 +98,10 @@ class RayBackend:
                  task: Callable[[str, bytes, bytes], dict] = evaluate_shipped):
         self.address, self.max_retries, self.num_cpus, self.task = address, max_retries, num_cpus, task
 
-    def run(self, specs: Sequence[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
+    def run(self, specs: Iterable[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
         import ray
 
+        specs = list(specs)
         if not ray.is_initialized():
             if self.address:
                 ray.init(address=self.address, log_to_driver=False)

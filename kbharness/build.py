@@ -9,13 +9,15 @@ candidate are serialized by torch's own lock file in that directory.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
+import json
 import os
+import signal
+import subprocess
 import sys
 import sysconfig
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -71,16 +73,44 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
     return BuildResult(solution, True, time.perf_counter() - start)
 
 
-def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int) -> Iterator[BuildResult]:
-    """Build candidates in parallel, each in a fresh process, yielding results as they finish.
+def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
+              timeout_s: float = 900.0) -> Iterator[BuildResult]:
+    """Build candidates in parallel, each in a fresh process with its own time limit,
+    yielding results as they finish.
 
-    Compilation is CPU-bound and dominates a cold evaluation, so building everything first,
-    ``jobs`` at a time, lets the (one) GPU then evaluate from a warm cache."""
-    ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, max_tasks_per_child=1) as pool:
-        futures = {pool.submit(build_candidate, str(s), device, str(cache_dir)): s for s in solutions}
+    Compilation is CPU-bound and dominates a cold evaluation, so building ``jobs`` at a
+    time lets the (one) GPU evaluate from a warm cache; a build that hangs is killed with
+    its compiler processes and costs only its own slot."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(_build_in_child, str(s), device, str(cache_dir), timeout_s) for s in solutions]
         for future in as_completed(futures):
-            try:
-                yield future.result()
-            except Exception as e:
-                yield BuildResult(str(futures[future]), False, 0.0, f"build worker died: {type(e).__name__}: {e}")
+            yield future.result()
+
+
+def _build_in_child(solution: str, device: str, cache_dir: str, timeout_s: float) -> BuildResult:
+    from kbharness.isolate import child_env
+
+    start = time.perf_counter()
+    cmd = [sys.executable, "-m", "kbharness.build", solution, device, cache_dir]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True, start_new_session=True, env=child_env())
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.communicate()
+        return BuildResult(solution, False, time.perf_counter() - start, f"build timed out after {timeout_s:g} s")
+    lines = out.strip().splitlines()
+    try:
+        return BuildResult(**json.loads(lines[-1]))
+    except (IndexError, ValueError, TypeError):
+        tail = lines[-1] if lines else "no output"
+        return BuildResult(solution, False, time.perf_counter() - start,
+                           f"build worker died (exit {proc.returncode}): {tail[:300]}")
+
+
+if __name__ == "__main__":
+    print(json.dumps(asdict(build_candidate(sys.argv[1], sys.argv[2], sys.argv[3]))))

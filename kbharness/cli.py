@@ -76,6 +76,9 @@ def eval_options(fn):
                      help="Override a problem's module constant, e.g. --size batch_size=8 (repeatable)."),
         click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                      help="local: a process per evaluation, one worker per visible GPU; ray: a Ray task per evaluation."),
+        click.option("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), show_default=True,
+                     help="Local backend: compile pending candidates this many at a time and evaluate each once "
+                          "built (0: compile inside each evaluation)."),
         click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default a local one."),
         click.option("--max-retries", type=int, default=2, show_default=True,
                      help="Ray: times a task whose worker was lost is retried before it is recorded as lost."),
@@ -128,7 +131,7 @@ def _progress() -> Progress:
 
 
 def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
-              quiet: bool, backend: str, address: str | None, max_retries: int) -> list:
+              quiet: bool, backend: str, address: str | None, max_retries: int, build_jobs: int = 0) -> list:
     """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 2 with
     every finished record kept."""
     from kbharness.backends import make_backend
@@ -155,7 +158,7 @@ def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
         if progress is not None:
             progress.start()
         return evaluate_jobs(jobs, settings, store, cache_dir, force, make_backend(backend, address, max_retries),
-                             on_done)
+                             on_done, build_jobs=build_jobs if backend == "local" else 0)
     except KeyboardInterrupt:
         _fail("interrupted; every finished evaluation is in the store")
     except ImportError as e:
@@ -167,8 +170,9 @@ def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
 
 def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
               quiet: bool, title: str, backend: str = "local", address: str | None = None,
-              max_retries: int = 2, against_path: Path | None = None) -> list:
-    outcomes = _run_jobs(jobs, settings, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries)
+              max_retries: int = 2, against_path: Path | None = None, build_jobs: int = 0) -> list:
+    outcomes = _run_jobs(jobs, settings, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
+                         build_jobs)
     records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
     atol, rtol = settings.tolerance
@@ -213,7 +217,7 @@ def list_problems(problems_dir: Path) -> None:
 @click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
 @eval_options
 def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, backend, address,
-        max_retries, against_path, **kw) -> None:
+        max_retries, against_path, build_jobs, **kw) -> None:
     """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
     try:
         prob = resolve(problem, problems_dir)
@@ -225,7 +229,7 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, f
     settings = _settings(**kw)
     _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, force, cache_dir, quiet,
               title=f"{prob.key} {prob.name}", backend=backend, address=address, max_retries=max_retries,
-              against_path=against_path)
+              against_path=against_path, build_jobs=build_jobs)
 
 
 @main.command()
@@ -233,7 +237,7 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, f
 @click.argument("new", type=ExistingFile)
 @eval_options
 def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries, against_path,
-            **kw) -> None:
+            build_jobs, **kw) -> None:
     """Evaluate candidate NEW against problem file REF."""
     try:
         prob = resolve(str(ref), Path("."))
@@ -241,7 +245,7 @@ def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, ad
         _fail(str(e))
     settings = _settings(**kw)
     _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}",
-              backend=backend, address=address, max_retries=max_retries, against_path=against_path)
+              backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
 
 
 @main.command()
@@ -392,7 +396,7 @@ def with_sweep_options(fn):
 @with_sweep_options
 @eval_options
 def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
-          against_path, **kw) -> None:
+          against_path, build_jobs, **kw) -> None:
     """Evaluate every candidate under PATHS; already evaluated ones (same content, problem and
     settings) are taken from the store. A candidate's problem comes from a manifest, its
     levelN/ID_Name/ folder, or a level_N_problem_ID file name."""
@@ -403,7 +407,7 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
         _fail(f"no candidates with a known problem under {', '.join(map(str, paths))}")
     settings = _settings(**kw)
     records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="sweep",
-                        backend=backend, address=address, max_retries=max_retries, against_path=against_path)
+                        backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
     board = lb.leaderboard(lb.records_frame(records))
     out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
 
@@ -416,7 +420,7 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
               help="Write JUnit XML for CI systems to display.")
 @eval_options
 def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_path, no_store, force, cache_dir,
-          quiet, backend, address, max_retries, against_path, **kw) -> None:
+          quiet, backend, address, max_retries, against_path, build_jobs, **kw) -> None:
     """CI gate: exit 0 when every candidate under PATHS is correct (and fast enough), 1 when
     any is not, 2 on a usage error."""
     from kbharness import gate
@@ -429,7 +433,7 @@ def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_
         _fail(f"no candidates under {', '.join(map(str, paths))}")
     settings = _settings(**kw)
     records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="check",
-                        backend=backend, address=address, max_retries=max_retries, against_path=against_path)
+                        backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
     results = [gate.judge(r, min_speedup, strict) for r in records]
     if junit_path is not None:
         junit_path.write_text(gate.junit_xml(results))

@@ -39,7 +39,7 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = 
         proc = subprocess.Popen(
             [sys.executable, "-m", "kbharness.worker", str(run_dir)],
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env=_child_env(gpu),
+            start_new_session=True, env=child_env(gpu),
         )
         try:
             timed_out_in = _wait(proc, run_dir, spec)
@@ -122,7 +122,7 @@ def failure_record(spec: EvalSpec, verdict: Verdict, message: str, log: str, wal
     )
 
 
-def _child_env(gpu: int | None = None) -> dict[str, str]:
+def child_env(gpu: int | None = None) -> dict[str, str]:
     env = dict(os.environ)
     if gpu is not None:
         visible = [d for d in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]

@@ -4,11 +4,14 @@ settings) are taken from it, so an interrupted run resumes where it stopped."""
 from __future__ import annotations
 
 import hashlib
+import queue
+import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from kbharness.backends import LocalBackend
+from kbharness.build import build_all
 from kbharness.problems import Problem
 from kbharness.results import EvalRecord
 from kbharness.spec import EvalSpec, Settings
@@ -33,10 +36,15 @@ class Outcome:
 
 def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, cache_dir: Path,
                   force: bool = False, backend=None,
-                  on_done: Callable[[Job, Outcome], None] = lambda job, o: None) -> list[Outcome]:
+                  on_done: Callable[[Job, Outcome], None] = lambda job, o: None,
+                  build_jobs: int = 0) -> list[Outcome]:
     """Run every job not already in the store (all of them with ``force``) on ``backend``
     (default: the local pool), storing each record as it arrives.
 
+    With ``build_jobs``, the pending candidates are first compiled into the cache by that
+    many parallel builders, and each is evaluated as soon as its build is done, so the GPU
+    never waits on a compiler for a candidate whose build has finished. On the CPU,
+    evaluation waits for every build: a compiler beside a timing would skew it.
     An interrupt stops the run; every record appended before it stays. Outcomes come back
     in the jobs' order."""
     stored = {} if store is None or force else {(r.problem, r.solution_sha256, r.settings_key): r for r in store}
@@ -49,11 +57,43 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
             on_done(job, outcomes[i])
         else:
             todo.append(i)
-    specs = [EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir) for i in todo]
-    for k, record in (backend or LocalBackend()).run(specs):
+    order: list[int] = []
+
+    def specs() -> Iterator[EvalSpec]:
+        for i in _in_build_order(jobs, todo, settings, cache_dir, build_jobs) if build_jobs and len(todo) > 1 else todo:
+            order.append(i)
+            yield EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir)
+
+    for k, record in (backend or LocalBackend()).run(specs()):
         if store is not None:
             store.append(record)
-        i = todo[k]
+        i = order[k]
         outcomes[i] = Outcome(record, from_store=False)
         on_done(jobs[i], outcomes[i])
     return [outcomes[i] for i in sorted(outcomes)]
+
+
+def _in_build_order(jobs: Sequence[Job], todo: list[int], settings: Settings, cache_dir: Path,
+                    build_jobs: int) -> Iterator[int]:
+    """Job indices as their candidates' builds finish (on the CPU: after all of them)."""
+    by_file: dict[str, list[int]] = {}
+    for i in todo:
+        by_file.setdefault(str(jobs[i].solution.resolve()), []).append(i)
+    finished = queue.Queue()
+
+    def build() -> None:
+        try:
+            for result in build_all(list(map(Path, by_file)), settings.device, cache_dir, build_jobs,
+                                    settings.compile_timeout_s):
+                finished.put(result.solution)
+        finally:
+            finished.put(None)
+
+    threading.Thread(target=build, daemon=True).start()
+    order = []
+    while (solution := finished.get()) is not None:
+        order += by_file.pop(solution, [])
+        if settings.device.startswith("cuda"):
+            yield from order
+            order = []
+    yield from order + [i for rest in by_file.values() for i in rest]

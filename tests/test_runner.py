@@ -8,6 +8,7 @@ import time
 
 from conftest import CANDIDATES, FAST, FIXTURES, ROOT, TINY_PROBLEM
 from kbharness.problems import problem_from_path
+from kbharness.results import Verdict
 from kbharness.runner import Job, evaluate_jobs
 from kbharness.spec import Settings
 from kbharness.store import Store
@@ -58,3 +59,26 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
     assert resumed.returncode == 0, resumed.stderr
     assert "1 of 2 results are from" in resumed.stdout
     assert [json.loads(x)["verdict"] for x in store.read_text().splitlines()] == ["correct", "incorrect"]
+
+
+def test_candidates_are_evaluated_as_their_builds_finish(tmp_path, build_cache):
+    from kbharness.runner import _in_build_order
+
+    problem = problem_from_path(TINY_PROBLEM)
+    jobs = [Job(problem, CANDIDATES / "hang_in_build.py"), Job(problem, CANDIDATES / "correct.py")]
+    start = time.monotonic()
+    order = _in_build_order(jobs, [0, 1], Settings(device="cuda", compile_timeout_s=20, **FAST), build_cache, 2)
+    assert next(order) == 1 and time.monotonic() - start < 15  # the GPU need not wait for the hung build
+    assert next(order) == 0 and time.monotonic() - start >= 20  # the hung build was killed at its limit
+
+
+def test_a_sweep_with_builders_gives_each_failure_its_verdict(tmp_path, build_cache):
+    problem = problem_from_path(TINY_PROBLEM)
+    names = ["hang_in_build.py", "correct.py", "syntax_error.py"]
+    jobs = [Job(problem, CANDIDATES / n) for n in names]
+    settings = Settings(device="cpu", compile_timeout_s=10, **FAST)
+    store = Store(tmp_path / "s.jsonl")
+    outcomes = evaluate_jobs(jobs, settings, store, build_cache, build_jobs=3)
+    assert [o.record.verdict for o in outcomes] == [Verdict.COMPILE_TIMEOUT, Verdict.CORRECT, Verdict.LOAD_ERROR]
+    stored = [r.solution_path.split("/")[-1] for r in store]
+    assert stored[-1] == "hang_in_build.py"  # evaluated once every quicker build was done
