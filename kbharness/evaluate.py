@@ -174,7 +174,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
         found.flags.append(drift)
     _check_integrity(snapshot, "the timed calls", found)
     if device.type == "cuda":
-        _profile_kernels(problem, ref_model, new_model, settings, device, found)
+        _profile_kernels(problem, ref_model, new_model, settings, device, found, source.code)
     _check_plausibility(found, settings)
     _speed_of_light(settings, found)
     if not found.new_ms:
@@ -439,13 +439,14 @@ def _check_hidden_work(gaps_new: list[float], gaps_ref: list[float], found: _Fin
     found.ok("no hidden work")
 
 
-def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, found: _Findings) -> None:
+def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, found: _Findings,
+                     source_code: str) -> None:
     """List both models' kernels; flag a candidate that launched none of its own."""
     inputs = make_inputs(problem, settings.seed, settings, device)
     with torch.no_grad():
         new_k = _candidate(lambda: kernels.launched_kernels(lambda: new_model(*clone(inputs))))
         ref_k = kernels.launched_kernels(lambda: ref_model(*clone(inputs)))
-    custom = kernels.custom_kernels(new_k)
+    custom = kernels.custom_kernels(new_k, source_code)
     found.kernels = {"candidate": [[n, us] for n, us in new_k[:10]], "reference": [[n, us] for n, us in ref_k[:10]],
                      "custom": custom[:10]}
     if not custom:

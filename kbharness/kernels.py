@@ -35,5 +35,21 @@ def launched_kernels(fn: Callable[[], Any]) -> list[tuple[str, float]]:
     return sorted(totals.items(), key=lambda kv: -kv[1])
 
 
-def custom_kernels(kernels: list[tuple[str, float]]) -> list[str]:
-    return [name for name, _ in kernels if not is_library_kernel(name)]
+def kernel_identifier(name: str) -> str:
+    """``void (anonymous namespace)::fused_kernel<4>(float const*)`` -> ``fused_kernel``."""
+    head = name.split("(anonymous namespace)::")[-1].split("(")[0]
+    depth, plain = 0, []
+    for ch in head:
+        depth += ch == "<"
+        if depth == 0:
+            plain.append(ch)
+        depth -= ch == ">"
+    return "".join(plain).split("::")[-1].split()[-1] if "".join(plain).strip() else ""
+
+
+def custom_kernels(kernels: list[tuple[str, float]], source: str = "") -> list[str]:
+    """Kernels the candidate defines itself (a ``__global__`` function of that name in its
+    source), and any other kernel no library pattern claims: a candidate's kernel may be
+    named like a library's (``gemv_bias_relu``) and still be its own."""
+    own = set(re.findall(r"__global__[^;{]*?\b(\w+)\s*\(", source))
+    return [name for name, _ in kernels if kernel_identifier(name) in own or not is_library_kernel(name)]
