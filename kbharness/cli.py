@@ -451,7 +451,8 @@ def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results") / "report",
               show_default=True, help="Folder for report.csv, report.json and report.md.")
 @click.option("--device", default=None, help="Only records made on this device (cpu, cuda).")
-def report(store_path: Path, out_dir: Path, device: str | None) -> None:
+@click.option("--html", "with_html", is_flag=True, help="Also write report.html with plots (needs matplotlib).")
+def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool) -> None:
     """Write CSV (one row per evaluation), JSON (full records) and a Markdown summary."""
     from kbharness import report as rep
 
@@ -464,7 +465,15 @@ def report(store_path: Path, out_dir: Path, device: str | None) -> None:
     rep.write_csv(records, out_dir / "report.csv")
     rep.write_json(records, out_dir / "report.json")
     (out_dir / "report.md").write_text(rep.markdown(records, str(store_path)) + "\n")
-    out.print(f"wrote {out_dir}/report.csv, report.json and report.md ({len(records)} records)", highlight=False)
+    written = "report.csv, report.json and report.md"
+    if with_html:
+        try:
+            from kbharness import html_report
+        except ImportError as e:
+            _fail(f"--html needs matplotlib ({e.name} is not installed); pip install 'kbharness[report]'")
+        (out_dir / "report.html").write_text(html_report.render(records, str(store_path)))
+        written = "report.csv, report.json, report.md and report.html"
+    out.print(f"wrote {written} in {out_dir} ({len(records)} records)", highlight=False)
 
 
 @main.command()

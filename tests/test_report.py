@@ -57,3 +57,30 @@ def test_kb_report_writes_three_files(tmp_path):
     assert {p.name for p in (tmp_path / "rep").iterdir()} == {"report.csv", "report.json", "report.md"}
     assert "## fast_p" in (tmp_path / "rep" / "report.md").read_text()
     assert invoke("report", "--store", tmp_path / "none.jsonl").exit_code == 2
+
+
+def _browser() -> str | None:
+    import shutil
+
+    return next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+def test_html_report_opens_in_a_headless_browser_with_every_plot(tmp_path):
+    import subprocess
+
+    import pytest
+
+    browser = _browser()
+    if browser is None:
+        pytest.skip("no headless browser (apt-get install chromium; .ci/run does)")
+    store = tmp_path / "s.jsonl"
+    store.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in RECORDS))
+    r = invoke("report", "--store", store, "--out", tmp_path / "rep", "--html")
+    assert r.exit_code == 0, r.output
+    page = tmp_path / "rep" / "report.html"
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert 'data-images-loaded="3"' in dom
+    for caption in ("Speedup per level", "fast_p", "Verdicts"):
+        assert f"<figcaption>{caption}</figcaption>" in dom
+    assert "<td>1/1</td>" in dom and "a.py" in dom
