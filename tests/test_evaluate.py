@@ -34,7 +34,8 @@ def test_cpu_timing_path_sees_a_5ms_sleep(evaluate):
 def test_timing_stops_when_both_medians_are_known_to_the_target_or_the_budget_ends(evaluate):
     settled = evaluate("slow.py", n_runs=1000, target_ci=0.05, time_budget_s=30)
     assert settled.verdict is Verdict.CORRECT
-    assert 10 <= settled.new_timing.n < 200
+    # 1000 calls of 5 ms fit the budget, so stopping earlier means the intervals were met
+    assert 10 <= settled.new_timing.n < 1000
     assert settled.new_timing.ci_rel <= 0.05 and settled.ref_timing.ci_rel <= 0.05
     budget = evaluate("slow.py", n_runs=1000, target_ci=0.0, time_budget_s=0.5)
     assert budget.new_timing.n > 10 and budget.new_timing.n < 200  # 5 ms calls for 0.5 s, not 1000 runs
