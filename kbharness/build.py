@@ -65,6 +65,8 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
         source = read_solution(Path(solution))
         if source.code is None:
             return BuildResult(solution, False, 0.0, f"no code: {source.reason}")
+        if source.needs_cuda and not device.startswith("cuda"):
+            return BuildResult(solution, False, 0.0, "needs CUDA; not built for the CPU")
         prepare_build_env(Path(cache_dir), source.code, device)
         with tempfile.TemporaryDirectory() as scratch:
             load_model_new(source, Path(scratch))

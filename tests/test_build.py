@@ -47,3 +47,9 @@ def test_a_failing_build_is_reported_and_the_others_still_build(build_cache):
     results = {Path(r.solution).name: r for r in build_all([CANDIDATES / "compile_error.py", CPP], "cpu", build_cache, 2)}
     assert not results["compile_error.py"].ok and "error" in results["compile_error.py"].message.lower()
     assert results["cpp_fused.py"].ok
+
+
+def test_a_cuda_candidate_is_not_built_for_the_cpu(tmp_path):
+    [r] = list(build_all([ROOT / "solutions" / "level2" / "71_Conv2d_Divide_LeakyReLU" / "cuda_fused.py"], "cpu",
+                         tmp_path, 1))
+    assert not r.ok and r.message == "needs CUDA; not built for the CPU" and r.seconds == 0.0
