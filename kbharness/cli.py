@@ -63,6 +63,9 @@ def eval_options(fn):
         click.option("--baseline", "baseline", type=click.Choice(BASELINES), default="eager", show_default=True,
                      help="Time the reference as written, under torch.compile, or the faster of the two; the speedup "
                           "is against that (both shown when compiled)."),
+        click.option("--cuda-graph", is_flag=True,
+                     help="Time both models as CUDA graph replays (for problems made of many tiny launches); "
+                          "falls back, with a note, when the candidate cannot be captured."),
         click.option("--check", "judge", type=click.Choice(JUDGES), default="reference", show_default=True,
                      help="Judge against the reference output, or against float64 with the reference's error as floor."),
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
@@ -105,7 +108,8 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline) -> Settings:
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline,
+              cuda_graph) -> Settings:
     if device is None:
         import torch
 
@@ -119,6 +123,7 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
                         time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
+                        cuda_graph=cuda_graph,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:
         _fail(str(e))

@@ -36,6 +36,7 @@ class Settings:
     min_runs: int = 10
     target_ci: float = 0.01
     baseline: str = "eager"
+    cuda_graph: bool = False
     time_budget_s: float = 10.0
     timeout_s: float = 600.0
     compile_timeout_s: float = 900.0

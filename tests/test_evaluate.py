@@ -52,6 +52,12 @@ def test_torch_compile_baseline_is_timed_beside_eager_and_best_takes_the_faster(
     assert plain.compiled_timing is None and plain.baseline_used == "eager"
 
 
+def test_cuda_graph_mode_on_the_cpu_says_it_timed_without_graphs(evaluate):
+    r = evaluate("correct.py", cuda_graph=True)
+    assert r.verdict is Verdict.CORRECT
+    assert "CUDA graphs need a GPU; timed without them" in r.flags
+
+
 def test_incorrect_candidate_reports_worst_error(evaluate):
     r = evaluate("wrong.py")
     assert r.verdict is Verdict.INCORRECT

@@ -71,3 +71,13 @@ def test_half_precision_tier_and_oom_on_the_gpu(evaluate):
     r = evaluate(CANDIDATES / "half_precision.py", device="cuda", atol=1e-2, rtol=1e-2)
     assert r.verdict is Verdict.CORRECT and r.precision_tier == "tf32/fp16-level"
     assert evaluate(CANDIDATES / "oom.py", device="cuda").verdict is Verdict.OOM
+
+
+def test_cuda_graph_mode_times_replays_and_checks_every_timed_output(evaluate):
+    small = {"batch_size": 64, "dim": 256}  # launch-bound: graphs should shrink both times
+    eager = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=small)
+    graphed = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=small, cuda_graph=True)
+    assert graphed.verdict is Verdict.CORRECT, graphed.message + graphed.log_tail
+    assert not [f for f in graphed.flags if "CUDA graph" in f]
+    assert graphed.ref_timing.median_ms < eager.ref_timing.median_ms
+    assert any(c.name == "timed outputs match" and c.passed for c in graphed.checks)
