@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -90,7 +89,7 @@ def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
 
 
 def _build_in_child(solution: str, device: str, cache_dir: str, timeout_s: float) -> BuildResult:
-    from kbharness.isolate import child_env
+    from kbharness.isolate import child_env, kill_group
 
     start = time.perf_counter()
     cmd = [sys.executable, "-m", "kbharness.build", solution, device, cache_dir]
@@ -99,11 +98,7 @@ def _build_in_child(solution: str, device: str, cache_dir: str, timeout_s: float
     try:
         out, _ = proc.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.communicate()
+        kill_group(proc)
         return BuildResult(solution, False, time.perf_counter() - start, f"build timed out after {timeout_s:g} s")
     lines = out.strip().splitlines()
     try:

@@ -3,6 +3,7 @@ progress and diagnostics to stderr."""
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, fields
 import os
 import sys
 import time
@@ -15,6 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from kbharness import leaderboard as lb
 from kbharness import render
 from kbharness.build import DEFAULT_CACHE_DIR, build_all
+from kbharness.env import default_device
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
 from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError
@@ -110,10 +112,7 @@ def _parse_sizes(sizes: tuple[str, ...]) -> dict:
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
               timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline,
               cuda_graph) -> Settings:
-    if device is None:
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = device or default_device()
     if tolerance is not None:
         atol = tolerance if atol is None else atol
         rtol = tolerance if rtol is None else rtol
@@ -129,20 +128,41 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
         _fail(str(e))
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How jobs run and where results go, as opposed to ``Settings`` (how a candidate is judged)."""
+
+    store_path: Path
+    no_store: bool
+    force: bool
+    cache_dir: Path
+    quiet: bool
+    backend: str
+    address: str | None
+    max_retries: int
+    against_path: Path | None
+    build_jobs: int
+
+
+def _split(kw: dict) -> tuple[RunOptions, Settings]:
+    """The evaluation options' values, parted into run options and judging settings."""
+    options = RunOptions(**{f.name: kw.pop(f.name) for f in fields(RunOptions)})
+    return options, _settings(**kw)
+
+
 def _progress() -> Progress:
     return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TextColumn("{task.fields[failed]} failed"), TextColumn("{task.fields[rate]}"),
                     TimeRemainingColumn(), console=err, transient=True)
 
 
-def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
-              quiet: bool, backend: str, address: str | None, max_retries: int, build_jobs: int = 0) -> list:
+def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
     """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 2 with
     every finished record kept."""
     from kbharness.backends import make_backend
 
-    store = None if no_store else Store(store_path)
-    progress = None if quiet else _progress()
+    store = None if o.no_store else Store(o.store_path)
+    progress = None if o.quiet else _progress()
     task = progress.add_task("evaluating", total=len(jobs), failed=0, rate="") if progress else None
     started, failed = time.monotonic(), 0
 
@@ -162,37 +182,35 @@ def _run_jobs(jobs: list[Job], settings: Settings, store_path: Path, no_store: b
     try:
         if progress is not None:
             progress.start()
-        return evaluate_jobs(jobs, settings, store, cache_dir, force, make_backend(backend, address, max_retries),
-                             on_done, build_jobs=build_jobs if backend == "local" else 0)
+        return evaluate_jobs(jobs, settings, store, o.cache_dir, o.force,
+                             make_backend(o.backend, o.address, o.max_retries), on_done,
+                             build_jobs=o.build_jobs if o.backend == "local" else 0)
     except KeyboardInterrupt:
         _fail("interrupted; every finished evaluation is in the store")
     except ImportError as e:
-        _fail(f"backend {backend!r} needs a package that is not installed ({e.name}); pip install 'kbharness[ray]'")
+        _fail(f"backend {o.backend!r} needs a package that is not installed ({e.name}); pip install 'kbharness[ray]'")
     finally:
         if progress is not None:
             progress.stop()
 
 
-def _evaluate(jobs: list[Job], settings: Settings, store_path: Path, no_store: bool, force: bool, cache_dir: Path,
-              quiet: bool, title: str, backend: str = "local", address: str | None = None,
-              max_retries: int = 2, against_path: Path | None = None, build_jobs: int = 0) -> list:
-    outcomes = _run_jobs(jobs, settings, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
-                         build_jobs)
+def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) -> list:
+    outcomes = _run_jobs(jobs, settings, o)
     records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
     atol, rtol = settings.tolerance
     out.print(render.results_table(records, title=f"{title} on {device}, {settings.precision}, atol={atol:g} rtol={rtol:g}"))
     for line in render.notes(records):
         out.print(line, highlight=False)
-    if against_path is not None:
+    if o.against_path is not None:
         from kbharness.history import against
 
-        for change in against(records, Store(against_path)):
+        for change in against(records, Store(o.against_path)):
             style = {"regression": "bold red", "improvement": "green"}.get(change.status, "")
             out.print(f"[{style}]{change.text()}[/{style}]" if style else change.text(), highlight=False)
     reused = sum(o.from_store for o in outcomes)
     if reused:
-        out.print(f"{reused} of {len(outcomes)} results are from {store_path} (same candidate, problem and settings); "
+        out.print(f"{reused} of {len(outcomes)} results are from {o.store_path} (same candidate, problem and settings); "
                   "--force evaluates them again", highlight=False)
     return records
 
@@ -221,8 +239,7 @@ def list_problems(problems_dir: Path) -> None:
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--solutions-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("solutions"), show_default=True)
 @eval_options
-def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, force, cache_dir, quiet, backend, address,
-        max_retries, against_path, build_jobs, **kw) -> None:
+def run(problem, solutions, problems_dir, solutions_dir, **kw) -> None:
     """Evaluate the candidates of PROBLEM (LEVEL/ID, part of a name, or a path)."""
     try:
         prob = resolve(problem, problems_dir)
@@ -231,26 +248,22 @@ def run(problem, solutions, problems_dir, solutions_dir, store_path, no_store, f
     files = list(solutions) or solutions_for(prob, solutions_dir)
     if not files:
         _fail(f"{prob.key} {prob.name}: no candidates under {solutions_dir}/level{prob.level}/{prob.stem}/; pass --solution FILE")
-    settings = _settings(**kw)
-    _evaluate([Job(prob, f) for f in files], settings, store_path, no_store, force, cache_dir, quiet,
-              title=f"{prob.key} {prob.name}", backend=backend, address=address, max_retries=max_retries,
-              against_path=against_path, build_jobs=build_jobs)
+    options, settings = _split(kw)
+    _evaluate([Job(prob, f) for f in files], settings, options, title=f"{prob.key} {prob.name}")
 
 
 @main.command()
 @click.argument("ref", type=ExistingFile)
 @click.argument("new", type=ExistingFile)
 @eval_options
-def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries, against_path,
-            build_jobs, **kw) -> None:
+def compare(ref, new, **kw) -> None:
     """Evaluate candidate NEW against problem file REF."""
     try:
         prob = resolve(str(ref), Path("."))
     except ProblemError as e:
         _fail(str(e))
-    settings = _settings(**kw)
-    _evaluate([Job(prob, new)], settings, store_path, no_store, force, cache_dir, quiet, title=f"{ref.name}",
-              backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
+    options, settings = _split(kw)
+    _evaluate([Job(prob, new)], settings, options, title=f"{ref.name}")
 
 
 @main.command()
@@ -261,10 +274,7 @@ def compare(ref, new, store_path, no_store, force, cache_dir, quiet, backend, ad
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
 def build(solutions, device, jobs, cache_dir) -> None:
     """Compile candidates into the build cache in parallel, so evaluating them later is fast."""
-    if device is None:
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = device or default_device()
     failed = 0
     for result in build_all(list(solutions), device, cache_dir, jobs):
         failed += not result.ok
@@ -291,10 +301,7 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
         chosen = [resolve(p, problems_dir) for p in problems] or discover(problems_dir)
     except ProblemError as e:
         _fail(str(e))
-    if device is None:
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = device or default_device()
     settings = Settings(device=device, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s)
     results = []
     for b in baseline.run(chosen, settings):
@@ -331,7 +338,7 @@ def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilin
         chosen = discover(problems_dir) if all_problems else [resolve(p, problems_dir) for p in problems]
     except ProblemError as e:
         _fail(str(e))
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = device or default_device()
     try:
         ceilings = roofline.load_ceilings(torch.device(device), cache_dir, ceilings_file)
     except ValueError as e:
@@ -400,8 +407,7 @@ def with_sweep_options(fn):
 @main.command()
 @with_sweep_options
 @eval_options
-def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir, quiet, backend, address, max_retries,
-          against_path, build_jobs, **kw) -> None:
+def sweep(paths, problems_dir, manifest, **kw) -> None:
     """Evaluate every candidate under PATHS; already evaluated ones (same content, problem and
     settings) are taken from the store. A candidate's problem comes from a manifest, its
     levelN/ID_Name/ folder, or a level_N_problem_ID file name."""
@@ -410,9 +416,8 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
         err.print(f"skipped {u.path}: {u.reason}", highlight=False)
     if not jobs:
         _fail(f"no candidates with a known problem under {', '.join(map(str, paths))}")
-    settings = _settings(**kw)
-    records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="sweep",
-                        backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
+    options, settings = _split(kw)
+    records = _evaluate(jobs, settings, options, title="sweep")
     board = lb.leaderboard(lb.records_frame(records))
     out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
 
@@ -424,8 +429,7 @@ def sweep(paths, problems_dir, manifest, store_path, no_store, force, cache_dir,
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write JUnit XML for CI systems to display.")
 @eval_options
-def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_path, no_store, force, cache_dir,
-          quiet, backend, address, max_retries, against_path, build_jobs, **kw) -> None:
+def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, **kw) -> None:
     """CI gate: exit 0 when every candidate under PATHS is correct (and fast enough), 1 when
     any is not, 2 on a usage error."""
     from kbharness import gate
@@ -436,9 +440,8 @@ def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, store_
               + (f" (and {len(unplaced) - 1} more)" if len(unplaced) > 1 else ""))
     if not jobs:
         _fail(f"no candidates under {', '.join(map(str, paths))}")
-    settings = _settings(**kw)
-    records = _evaluate(jobs, settings, store_path, no_store, force, cache_dir, quiet, title="check",
-                        backend=backend, address=address, max_retries=max_retries, against_path=against_path, build_jobs=build_jobs)
+    options, settings = _split(kw)
+    records = _evaluate(jobs, settings, options, title="check")
     results = [gate.judge(r, min_speedup, strict) for r in records]
     if junit_path is not None:
         junit_path.write_text(gate.junit_xml(results))

@@ -25,6 +25,13 @@ def git_commit(repo: Path) -> str:
         return ""
 
 
+def default_device() -> str:
+    """cuda when a GPU is visible, else cpu: every command's default."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def describe(device: str) -> dict[str, Any]:
     """Device, GPU and software versions; called in the worker, where the device is in use."""
     import torch

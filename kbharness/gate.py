@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from kbharness.results import EvalRecord
-
-IMPOSSIBLE = "faster than the hardware floor"
+from kbharness.results import FLAG_IMPOSSIBLE, EvalRecord
 
 
 @dataclass(frozen=True)
@@ -29,7 +27,7 @@ class GateResult:
 def judge(record: EvalRecord, min_speedup: float | None = None, strict: bool = False) -> GateResult:
     if not record.correct:
         return GateResult(record, f"{record.verdict.value}: {record.message}")
-    impossible = [f for f in record.flags if f.startswith(IMPOSSIBLE)]
+    impossible = [f for f in record.flags if f.startswith(FLAG_IMPOSSIBLE)]
     if impossible:
         return GateResult(record, impossible[0])
     if strict and record.flags:

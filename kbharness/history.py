@@ -20,6 +20,7 @@ class Change:
     record: EvalRecord
     previous: EvalRecord | None
     status: str
+    ci: tuple[float, float] | None = None
 
     def text(self) -> str:
         name = Path(self.record.solution_path).name
@@ -28,9 +29,9 @@ class Change:
         before, now = self.previous, self.record
         if before.verdict is not now.verdict:
             return f"{name}: {self.status}: {before.verdict.value} → {now.verdict.value}"
-        if now.speedup is None or before.speedup is None or not now.correct:
+        if self.ci is None:
             return f"{name}: {self.status}: {now.verdict.value} as before"
-        lo, hi = speedup_ci(now.ref_timing.times_ms, now.new_timing.times_ms)
+        lo, hi = self.ci
         return (f"{name}: {self.status} against the saved run: {before.speedup:.2f}× → {now.speedup:.2f}× "
                 f"(95% CI {lo:.2f}–{hi:.2f})")
 
@@ -48,22 +49,19 @@ def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord]) -> list[
     for r in records:
         prev = (by_sha.get((r.problem, r.solution_sha256, _device(r)))
                 or by_name.get((r.problem, Path(r.solution_path).name, _device(r))))
-        changes.append(Change(r, prev, _status(r, prev)))
+        changes.append(_change(r, prev))
     return changes
 
 
-def _status(now: EvalRecord, before: EvalRecord | None) -> str:
+def _change(now: EvalRecord, before: EvalRecord | None) -> Change:
     if before is None:
-        return "new"
+        return Change(now, None, "new")
     if before.correct and not now.correct:
-        return "regression"
+        return Change(now, before, "regression")
     if now.correct and not before.correct:
-        return "improvement"
-    if now.speedup is None or before.speedup is None:
-        return "unchanged"
+        return Change(now, before, "improvement")
+    if not now.correct or now.speedup is None or before.speedup is None:
+        return Change(now, before, "unchanged")
     lo, hi = speedup_ci(now.ref_timing.times_ms, now.new_timing.times_ms)
-    if before.speedup > hi:
-        return "regression"
-    if before.speedup < lo:
-        return "improvement"
-    return "unchanged"
+    status = "regression" if before.speedup > hi else "improvement" if before.speedup < lo else "unchanged"
+    return Change(now, before, status, (lo, hi))

@@ -44,7 +44,7 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = 
         try:
             timed_out_in = _wait(proc, run_dir, spec)
         except BaseException:
-            _kill(proc)
+            kill_group(proc)
             raise
     result = run_dir / "result.json"
     log_text = log_path.read_text(errors="replace")
@@ -72,12 +72,13 @@ def _wait(proc: subprocess.Popen, run_dir: Path, spec: EvalSpec) -> str | None:
             phase, phase_started = current, time.monotonic()
         limit = settings.compile_timeout_s if phase == "build" else settings.timeout_s
         if time.monotonic() - phase_started > limit:
-            _kill(proc)
+            kill_group(proc)
             return phase
     return None
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill a child started in its own session, with everything it spawned (compilers included)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -10,6 +10,7 @@ import pytest
 
 from kbharness import gate
 from kbharness.build import DEFAULT_CACHE_DIR
+from kbharness.env import default_device
 from kbharness.isolate import run_isolated
 from kbharness.spec import EvalSpec, Settings
 from kbharness.sweep import candidates, place
@@ -56,11 +57,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     problems = config.getoption("kb_problems")
     if not problems:
         return
-    device = config.getoption("kb_device")
-    if device is None:
-        import torch
-
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = config.getoption("kb_device") or default_device()
     runs = config.getoption("kb_runs")
     settings = Settings(device=device, n_runs=runs, min_runs=min(10, runs))
     jobs, unplaced = place(candidates([Path(p) for p in config.getoption("kb_solutions") or ["solutions"]]),

@@ -11,6 +11,7 @@ from typing import Sequence
 import pandas as pd
 
 from kbharness import leaderboard as lb
+from kbharness.render import fmt_ms
 from kbharness.results import EvalRecord
 
 REPORT_FAST_P = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -36,10 +37,6 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
     return lines
 
 
-def _ms(x) -> str | None:
-    return None if x is None or pd.isna(x) else (f"{x * 1000:.1f} µs" if x < 1 else f"{x:.3f} ms")
-
-
 def markdown(records: Sequence[EvalRecord], source: str = "") -> str:
     frame = lb.latest(lb.records_frame(records))
     gpus = sorted({str(g) for g in frame["gpu"].dropna()}) or sorted({str(d) for d in frame["device"].dropna()})
@@ -54,7 +51,7 @@ def markdown(records: Sequence[EvalRecord], source: str = "") -> str:
     for level, part in board.groupby("level", sort=True):
         out += [f"## Leaderboard, level {level}", ""]
         rows = [(r.problem, Path(r.solution).name if isinstance(r.solution, str) else None,
-                 f"{r.speedup:.2f}×" if pd.notna(r.speedup) else None, _ms(r.ref_median_ms), _ms(r.new_median_ms),
+                 f"{r.speedup:.2f}×" if pd.notna(r.speedup) else None, fmt_ms(r.ref_median_ms), fmt_ms(r.new_median_ms),
                  f"{100 * r.sol:.0f}% ({r.bound})" if pd.notna(r.sol) else None, f"{r.correct}/{r.candidates}")
                 for r in part.itertuples()]
         out += [*md_table(["problem", "best solution", "speedup", "reference", "candidate", "SOL",

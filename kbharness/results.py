@@ -126,6 +126,8 @@ class CheckResult:
     detail: str = ""
 
 
+# Flag of a timing below the roofline floor: physically impossible, so the CI gate fails it.
+FLAG_IMPOSSIBLE = "faster than the hardware floor"
 TIMING_FIELDS = ("ref_timing", "new_timing", "eager_timing", "compiled_timing")
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from kbharness.problems import Problem, ProblemError, discover
+from kbharness.problems import ProblemError, discover
 from kbharness.runner import Job
 
 SUFFIXES = {".py", ".txt", ".md"}

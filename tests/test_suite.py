@@ -3,7 +3,6 @@ at reduced size on the CPU, and every CPU candidate is correct under the default
 
 Sizes are shrunk through the documented hook (module-constant overrides), never by
 editing the problem files."""
-from pathlib import Path
 
 import pytest
 import torch
