@@ -97,6 +97,8 @@ def main() -> None:
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--limit", type=int, default=None, help="Only the first N candidates.")
+    ap.add_argument("--only", action="append", default=[],
+                    help="Only candidates whose path contains this text (repeatable).")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     if args.child:
@@ -106,7 +108,8 @@ def main() -> None:
     import torch
 
     pairs = [(ROOT / "problems" / c.parent.parent.name / f"{c.parent.name}.py", c)
-             for c in sorted((ROOT / "solutions").glob("level*/*/cuda_fused.py"))][:args.limit]
+             for c in sorted((ROOT / "solutions").glob("level*/*/cuda_fused.py"))
+             if not args.only or any(o in str(c) for o in args.only)][:args.limit]
     settings = Settings(device="cuda")
     rows, spreads = [], []
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
