@@ -1,6 +1,7 @@
 """Throughput: candidates per hour through the harness's scheduler (a pool of builders,
 each candidate evaluated as soon as it is built) against a plain sequential loop
-(compile, check, time, one candidate after another), on the same machine in the same run,
+(compile, check, time, one candidate after another, each in a process started from
+scratch, as ``kb run`` in a shell loop would), on the same machine in the same run,
 cold cache and warm; and how much of the time after the first build the device sat idle.
 The sequential loop's rate is per candidate, so ``--sequential-sample K`` measures it on K
 candidates spread over the list when the whole loop would not fit a time budget.
@@ -80,34 +81,44 @@ def main() -> None:
 
     sizes = {k: ast.literal_eval(v) for k, v in (s.split("=", 1) for s in args.size)}
     settings = Settings(device=args.device, n_runs=100, time_budget_s=2.0, size_overrides=sizes)
+    gpu = torch.cuda.get_device_name() if args.device == "cuda" and torch.cuda.is_available() else "-"
     work = Path(tempfile.mkdtemp(prefix="kb-throughput-"))
+    results = []
     try:
         jobs = variants(args.device, args.copies, args.limit, work / "cands", args.solutions_dir, args.problems_dir)
+        header = (f"{datetime.now(timezone.utc):%Y-%m-%d} · {platform.node()} · {os.cpu_count()} cores · GPU {gpu} · "
+                  f"torch {torch.__version__} · {len(jobs)} candidates ({args.copies} copies of "
+                  f"{len(jobs) // max(1, args.copies)}) · {args.build_jobs} builders · sizes {sizes or 'as written'}")
         sample = jobs
         if args.sequential_sample and args.sequential_sample < len(jobs):
             step = len(jobs) / args.sequential_sample
             sample = [jobs[int(i * step)] for i in range(args.sequential_sample)]
-        sequential = measure(f"sequential loop, cold cache ({len(sample)} of {len(jobs)} candidates)", sample,
-                             settings, work / "cache_seq", 0)
-        harness = measure("harness scheduler, cold cache", jobs, settings, work / "cache", args.build_jobs)
-        warm = measure("harness, warm cache", jobs, settings, work / "cache", args.build_jobs)
+        modes = [(f"sequential loop, cold cache, a fresh process each ({len(sample)} of {len(jobs)} candidates)",
+                  sample, "cache_seq", 0, "0"),
+                 ("harness scheduler, cold cache", jobs, "cache", args.build_jobs, "1"),
+                 ("harness, warm cache", jobs, "cache", args.build_jobs, "1")]
+        for label, todo, cache, builders, forkserver in modes:
+            os.environ["KB_FORKSERVER"] = forkserver
+            results.append(measure(label, todo, settings, work / cache, builders))
+            # Written after every mode, so that a run cut short keeps what it measured.
+            text = report(args.device, header, results)
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+            print(text.splitlines()[-1] if len(results) < len(modes) else text, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    gpu = torch.cuda.get_device_name() if args.device == "cuda" and torch.cuda.is_available() else "-"
-    lines = [f"# Throughput, {args.device}", "",
-             f"{datetime.now(timezone.utc):%Y-%m-%d} · {platform.node()} · {os.cpu_count()} cores · GPU {gpu} · "
-             f"torch {torch.__version__} · {len(jobs)} candidates ({args.copies} copies of "
-             f"{len(jobs) // max(1, args.copies)}) · {args.build_jobs} builders · sizes {sizes or 'as written'}", "",
+
+
+def report(device: str, header: str, results: list[dict]) -> str:
+    lines = [f"# Throughput, {device}", "", header, "",
              "| mode | candidates | correct | wall | candidates/hour | device idle after first build |",
              "|---|---|---|---|---|---|"]
-    for m in (sequential, harness, warm):
+    for m in results:
         lines.append(f"| {m['label']} | {m['n']} | {m['correct']} | {m['wall_s']:.0f} s | {m['per_hour']:.0f} | "
                      f"{100 * m['idle_after_first']:.0f}% |")
-    lines += ["", f"Cold-cache gain over the sequential loop: {harness['per_hour'] / sequential['per_hour']:.2f}×."]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
+    if len(results) > 1:
+        lines += ["", f"Cold-cache gain over the sequential loop: {results[1]['per_hour'] / results[0]['per_hour']:.2f}×."]
+    return "\n".join(lines) + "\n"
 
 if __name__ == "__main__":
     main()

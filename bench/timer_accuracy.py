@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -113,7 +114,10 @@ def main() -> None:
     settings = Settings(device="cuda")
     rows, spreads = [], []
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    header = (f"{datetime.now(timezone.utc):%Y-%m-%d} · {torch.cuda.get_device_name()} · torch {torch.__version__} · "
+              f"CUDA {torch.version.cuda} · harness median of {args.repeats} runs")
     for problem, cand in pairs:
+        started = time.monotonic()
         records = [run_isolated(EvalSpec(problem, cand, settings, DEFAULT_CACHE_DIR)) for _ in range(args.repeats)]
         good = [r for r in records if r.correct]
         if not good:
@@ -121,29 +125,38 @@ def main() -> None:
             continue
         speedups = [r.speedup for r in good]
         spreads.append((cand, (max(speedups) - min(speedups)) / statistics.median(speedups)))
+        progress(f"{good[0].problem}: {len(good)} harness runs in {time.monotonic() - started:.0f} s")
         db = subprocess.run([sys.executable, __file__, "--child", "do_bench", str(problem), str(cand)],
                             capture_output=True, text=True, timeout=600, env=env)
         dob = json.loads(db.stdout.strip().splitlines()[-1]) if db.returncode == 0 else {}
+        progress(f"{good[0].problem}: do_bench done at {time.monotonic() - started:.0f} s")
         for which, label in (("ref", "reference"), ("new", "candidate")):
             harness = statistics.median((r.ref_timing if which == "ref" else r.new_timing).median_ms for r in good)
             ncu = ncu_ms(problem, cand, which)
             rows.append((f"{good[0].problem} {label}", harness, dob.get(which), ncu))
-    lines = ["# Timer accuracy", "",
-             f"{datetime.now(timezone.utc):%Y-%m-%d} · {torch.cuda.get_device_name()} · torch {torch.__version__} · "
-             f"CUDA {torch.version.cuda} · harness median of {args.repeats} runs", "",
+            progress(f"{rows[-1][0]}: ncu done at {time.monotonic() - started:.0f} s")
+        # Written after every pair, so that a run cut short keeps what it measured.
+        text = report(header, rows, spreads, args.repeats)
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text)
+    print(report(header, rows, spreads, args.repeats))
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def report(header: str, rows: list, spreads: list, repeats: int) -> str:
+    lines = ["# Timer accuracy", "", header, "",
              "| model | harness | do_bench | ncu | harness vs ncu |", "|---|---|---|---|---|"]
     for name, h, d, n in rows:
         diff = f"{100 * (h - n) / n:+.1f}%" if n else "-"
         lines.append(f"| {name} | {h:.4f} ms | {'-' if d is None else f'{d:.4f} ms'} | "
                      f"{'-' if n is None else f'{n:.4f} ms'} | {diff} |")
-    lines += ["", f"Speedup spread over {args.repeats} runs ((max - min) / median):", ""]
+    lines += ["", f"Speedup spread over {repeats} runs ((max - min) / median):", ""]
     lines += [f"- {c.parent.name}: {100 * s:.1f}%" for c, s in spreads]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
-    print(text)
-
+    return "\n".join(lines) + "\n"
 
 if __name__ == "__main__":
     main()

@@ -18,6 +18,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from kbharness import forkserver
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
@@ -35,17 +36,12 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = 
     (run_dir / "spec.json").write_text(spec.to_json())
     log_path = run_dir / "log.txt"
     started = time.monotonic()
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kbharness.worker", str(run_dir)],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True, env=child_env(gpu),
-        )
-        try:
-            timed_out_in = _wait(proc, run_dir, spec)
-        except BaseException:
-            kill_group(proc)
-            raise
+    proc = _start_worker(run_dir, log_path, child_env(gpu))
+    try:
+        timed_out_in = _wait(proc, run_dir, spec)
+    except BaseException:
+        kill_group(proc)
+        raise
     result = run_dir / "result.json"
     log_text = log_path.read_text(errors="replace")
     if timed_out_in is None and result.exists():
@@ -57,7 +53,22 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = 
     return record
 
 
-def _wait(proc: subprocess.Popen, run_dir: Path, spec: EvalSpec) -> str | None:
+def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str]):
+    """A fresh worker process, forked from the fork server (torch already imported) unless
+    ``KB_FORKSERVER=0`` or the server cannot start; else started from scratch."""
+    if os.environ.get("KB_FORKSERVER", "1") != "0":
+        server = forkserver.shared(child_env())
+        if server is not None:
+            try:
+                return server.spawn(str(run_dir), str(log_path), env)
+            except OSError:
+                pass
+    with open(log_path, "wb") as log:
+        return subprocess.Popen([sys.executable, "-m", "kbharness.worker", str(run_dir)], stdout=log,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+
+
+def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec: EvalSpec) -> str | None:
     """Wait for the worker; on a limit, kill it and return the phase it was stuck in."""
     settings = spec.settings
     phase_file = run_dir / "phase"
@@ -77,7 +88,7 @@ def _wait(proc: subprocess.Popen, run_dir: Path, spec: EvalSpec) -> str | None:
     return None
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+def kill_group(proc: subprocess.Popen | forkserver.ForkedWorker) -> None:
     """Kill a child started in its own session, with everything it spawned (compilers included)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)

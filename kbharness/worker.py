@@ -1,4 +1,5 @@
-"""The process candidate code runs in: ``python -m kbharness.worker RUN_DIR``.
+"""The process candidate code runs in: forked from the fork server, which calls ``main``,
+or started as ``python -m kbharness.worker RUN_DIR``.
 
 It reads ``spec.json``, writes its current phase to ``phase`` (so the parent can tell a
 compile that hangs from a kernel that hangs) and the record to ``result.json``, renamed

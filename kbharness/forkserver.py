@@ -1,0 +1,210 @@
+"""Starting workers without paying for torch's import every time.
+
+Every evaluation gets a fresh process (see ``isolate``), and most of a fresh process's
+start is importing torch and the harness: about 4 s on a 2-core machine and 10 s on the
+H100 machine, against 2-4 s of actual evaluation. The fork server imports all that once,
+never touching the GPU, then forks one worker per evaluation. A worker is still its own
+process in its own session, with its own CUDA context created after the fork; nothing a
+candidate does reaches the server or the next worker.
+
+Protocol, one JSON object per line: the client sends ``{"id", "run_dir", "log", "env",
+"cwd"}``; the server answers ``{"ready": true}`` once, then ``{"id", "pid"}`` when a worker
+is forked and ``{"id", "exit"}`` (a ``Popen.returncode``) when it ends.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import subprocess
+import sys
+import threading
+from typing import Any
+
+POLL_S = 0.02
+
+
+def serve() -> None:
+    import torch
+
+    import kbharness.evaluate  # noqa: F401  (what every worker imports, bound before any candidate exists)
+    from kbharness import worker
+
+    if torch.cuda.is_initialized():
+        raise SystemExit("fork server: CUDA initialized during import; workers must create their own context")
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    out.write(json.dumps({"ready": True}) + "\n")
+    pending: dict[int, Any] = {}
+    buf = b""
+    stdin_open = True
+    while stdin_open or pending:
+        if stdin_open:
+            readable, _, _ = select.select([0], [], [], POLL_S)
+            if readable:
+                chunk = os.read(0, 1 << 16)
+                stdin_open = bool(chunk)
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in filter(None, lines):
+                    request = json.loads(line)
+                    pid = _fork_worker(request, worker.main)
+                    pending[pid] = request["id"]
+                    out.write(json.dumps({"id": request["id"], "pid": pid}) + "\n")
+        else:
+            select.select([], [], [], POLL_S)
+        while pending:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid == 0:
+                break
+            out.write(json.dumps({"id": pending.pop(pid), "exit": _returncode(status)}) + "\n")
+
+
+def _fork_worker(request: dict, main) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 1
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(null, 0)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.closerange(3, 1 << 16)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        code = main(request["run_dir"])
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _returncode(status: int) -> int:
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+class ForkedWorker:
+    """The part of ``subprocess.Popen`` that ``isolate`` uses, for a worker forked by the server."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self.returncode: int | None = None
+        self._started = threading.Event()
+        self._ended = threading.Event()
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self) -> int:
+        self._ended.wait()
+        return self.returncode
+
+
+class ForkServer:
+    """One server per parent process, shared by its threads (one per GPU in a sweep)."""
+
+    def __init__(self, env: dict[str, str]):
+        self._proc = subprocess.Popen([sys.executable, "-m", "kbharness.forkserver"], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+                                      start_new_session=True)
+        self._lock = threading.Lock()
+        self._workers: dict[int, ForkedWorker] = {}
+        self._next_id = 0
+        self._ready = threading.Event()
+        self.alive = True
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def spawn(self, run_dir: str, log: str, env: dict[str, str]) -> ForkedWorker:
+        worker = ForkedWorker()
+        with self._lock:
+            if not self.alive:
+                raise OSError("fork server is gone")
+            self._next_id += 1
+            self._workers[self._next_id] = worker
+            request = {"id": self._next_id, "run_dir": run_dir, "log": log, "env": env, "cwd": os.getcwd()}
+            self._proc.stdin.write((json.dumps(request) + "\n").encode())
+            self._proc.stdin.flush()
+        worker._started.wait()
+        if not worker.pid:
+            raise OSError("fork server is gone")
+        return worker
+
+    def wait_ready(self, timeout: float) -> bool:
+        return self._ready.wait(timeout) and self.alive
+
+    def close(self) -> None:
+        with self._lock:
+            self.alive = False
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+        self._proc.wait()
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            message = json.loads(line)
+            if message.get("ready"):
+                self._ready.set()
+                continue
+            with self._lock:
+                worker = self._workers[message["id"]]
+                if "pid" in message:
+                    worker.pid = message["pid"]
+                    worker._started.set()
+                else:
+                    worker.returncode = message["exit"]
+                    del self._workers[message["id"]]
+                    worker._ended.set()
+        self._gone()
+
+    def _gone(self) -> None:
+        """The server died: its workers can no longer be reaped by it, so they are killed."""
+        with self._lock:
+            self.alive = False
+            self._ready.set()
+            for worker in self._workers.values():
+                if worker.pid:
+                    try:
+                        os.killpg(worker.pid, 9)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                worker.returncode = -9
+                worker._started.set()
+                worker._ended.set()
+            self._workers.clear()
+
+
+_server: ForkServer | None = None
+_failed = False
+_server_lock = threading.Lock()
+READY_TIMEOUT_S = 120.0
+
+
+def shared(env: dict[str, str]) -> ForkServer | None:
+    """This process's fork server, started on first use (and again if it died); None when
+    it could not start, and from then on (the caller then starts plain processes)."""
+    global _server, _failed
+    with _server_lock:
+        if _failed:
+            return None
+        if _server is None or not _server.alive:
+            _server = ForkServer(env)
+            atexit.register(_server.close)
+        if not _server.wait_ready(READY_TIMEOUT_S):
+            _server._proc.kill()
+            _failed = True
+            return None
+        return _server
+
+
+if __name__ == "__main__":
+    serve()
