@@ -19,7 +19,7 @@ T0=$(date +%s)
 DEADLINE=${KB_DEADLINE:-520}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
-CANDIDATES=$(ls solutions/level*/*/cuda_fused.py)
+CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
 SEEDS=$(ls solutions/level2/*/seed_*.txt)
 
 section "machine"

@@ -2,22 +2,31 @@
 tensor cores in 3xTF32 ("split fp32") arithmetic.
 
 Why: the fp32 reference GEMM already runs on cuBLAS at ~93% of the fp32 SIMT peak, so fusing
-the epilogue alone gains nothing. Plain TF32 (10-bit mantissa) is ~8x faster on paper but its
-error at K=8192 (~1e-4 abs) breaks the fp32 tolerance (atol = rtol = 1e-4). The CUTLASS
-3xTF32 trick recovers fp32-level accuracy: split every operand v = v_hi + v_lo with
-v_hi = tf32(v), v_lo = tf32(v - v_hi), and accumulate a_lo*b_hi + a_hi*b_lo + a_hi*b_hi in
-fp32 on the tensor cores (the a_lo*b_lo term, ~2^-22 relative, is dropped). Three TF32
-products still beat one fp32 SIMT product.
+the epilogue alone gains nothing. Plain TF32 (10-bit mantissa) is ~8x faster on paper, but at
+K = 8192 its error (~2e-4 abs) breaks the fp32 tolerance (atol = rtol = 1e-4). The CUTLASS
+3xTF32 trick recovers fp32-level accuracy: split each operand v = hi + lo (hi = v cut to TF32,
+lo = TF32 of the exact remainder) and accumulate a_lo*b_hi + a_hi*b_lo + a_hi*b_hi on the
+tensor cores (a_lo*b_lo, ~2^-20 relative, is dropped). Three TF32 products still beat one fp32
+SIMT product.
 
-Expected error: about that of an fp32 GEMM (max abs ~1e-6 on this problem's outputs of
-magnitude ~1, CPU emulation), far inside 1e-4; plain TF32 would be ~3e-4.
+Tensor-core accumulation is not IEEE round-to-nearest (it truncates), and over K = 8192 that
+bias adds up at the magnitude of the full sum. With FLUSH = True (default) the tensor cores
+accumulate one 32-wide K-tile from zero and the partial is added to an fp32 register sum with a
+round-to-nearest add, which keeps the bias at the magnitude of a 32-term partial.
 
-Kernel: block tile 128 x BN (BN = 256, or 128 when N % 256 != 0) x BK = 32, 8 warps (2 x 4),
-warp tile 64 x BN/4, mma.sync.m16n8k8 tf32 via inline PTX; cp.async (16 B, L2 only) into a
-3-stage shared-memory ring with an XOR swizzle, ldmatrix fragment loads, the hi/lo split in
-registers after each ldmatrix; epilogue (+bias, ReLU, / divisor) fused on the accumulators.
-Fast path: fp32 contiguous CUDA tensors with M % 128 == 0, N % 128 == 0, K % 32 == 0;
-anything else falls back to torch ops.
+Expected error (CPU emulation of this arithmetic on 128x128 and 256x256 blocks of this problem's
+outputs, worst element, in units of the tolerance atol + rtol*|ref|): FLUSH = True 0.003-0.04
+across models of the tensor-core rounding (round-to-nearest ... two's-complement truncation);
+FLUSH = False 0.03 if the accumulation rounded to nearest, 0.3-0.7 with truncation, 2.3 (fails)
+in the most pessimistic model; 1xTF32 1.6-1.8 (fails) in every model.
+
+Kernel: block tile 128 x BN x BK = 32 with 8 warps (2 x 4), warp tile 64 x BN/4;
+mma.sync.m16n8k8 tf32 via inline PTX; cp.async (16 B, L2 only) into a 3-stage shared-memory
+ring with an XOR swizzle (conflict-free cp.async and ldmatrix); the hi/lo split in registers
+after each ldmatrix; epilogue (+bias, ReLU, / divisor) fused on the accumulators.
+FLUSH = True: BN = 128 (96 KiB smem). FLUSH = False: BN = 256 (144 KiB), or 128 if N % 256.
+Fast path: fp32 CUDA tensors, M % 128 == 0, N % 128 == 0, K % 32 == 0, sm_80+ with enough
+shared memory; anything else falls back to torch ops.
 """
 import torch
 import torch.nn as nn
@@ -26,7 +35,8 @@ from torch.utils.cpp_extension import load_inline
 
 _cpp_decl = r"""
 #include <torch/extension.h>
-torch::Tensor linear_relu_div_3xtf32(torch::Tensor x, torch::Tensor w, torch::Tensor b, double divisor);
+torch::Tensor linear_relu_div_3xtf32(torch::Tensor x, torch::Tensor w, torch::Tensor b, double divisor, bool flush);
+bool device_supported(int64_t device_index, bool flush);
 """
 
 _cuda_source = r"""
@@ -68,23 +78,46 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t smem_addr
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(smem_addr) : "memory");
 }
 
-// v = hi + lo, both TF32 (round to nearest, ties away: cvt.rna).
+// v ~= hi + lo with hi, lo TF32, both truncated: hi = v with its low 13 mantissa bits cleared,
+// lo = tf32(v - hi) (v - hi is exact in fp32). |v - hi - lo| < 2^-20 |v|, against 2^-22 |v| with
+// cvt.rna for both; either is far below the fp32 accumulation error at K = 8192 (CPU emulation).
+// Cost: 2 SASS instructions per value (ptxas drops the second mask: mma.sync ignores the low 13
+// bits of a .tf32 operand), where cvt.rna.tf32.f32 is emulated on sm_90 with 4 (Inf test, add,
+// select, mask), which made the kernel issue-bound. kRnaSplit = true restores cvt.rna.
+constexpr bool kRnaSplit = false;
 __device__ __forceinline__ void split_tf32(uint32_t v, uint32_t& hi, uint32_t& lo) {
-    const float f = __uint_as_float(v);
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(f));
-    const float rest = f - __uint_as_float(hi);   // exact in fp32
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(rest));
+    if (kRnaSplit) {
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(__uint_as_float(v)));
+        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(__uint_as_float(v) - __uint_as_float(hi)));
+    } else {
+        hi = v & 0xffffe000u;
+        lo = __float_as_uint(__uint_as_float(v) - __uint_as_float(hi)) & 0xffffe000u;
+    }
 }
 
+// c += a * b (m16n8k8, fp32 accumulate on the tensor core).
 __device__ __forceinline__ void mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
+// c = a * b (zero accumulator in).
+__device__ __forceinline__ void mma_tf32_zero_c(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %10, %10, %10};\n"
+        : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(0.0f));
+}
 
 // y[M,N] = epilogue(x[M,K] @ w[N,K]^T + b[N]); x, w row-major, so w is B in "col" layout.
-template <int BN>
+// kFlush: the tensor cores accumulate one K-tile (32 products x 3) from zero, and that partial is
+// added to an fp32 register sum with IEEE round-to-nearest adds. Tensor-core accumulation is not
+// round-to-nearest (published measurements on V100/A100 found truncation), so accumulating all of
+// K = 8192 in the MMA accumulator can let a rounding bias build up at the magnitude of the full
+// sum; the flush keeps it at the magnitude of a 32-term partial. It costs a second set of
+// accumulator registers, so it is only instantiated with BN = 128.
+template <int BN, bool kFlush>
 __global__ void __launch_bounds__(kThreads, 1)
 gemm_relu_div_3xtf32_kernel(const float* __restrict__ x, const float* __restrict__ w,
                             const float* __restrict__ bias, float* __restrict__ y,
@@ -106,34 +139,39 @@ gemm_relu_div_3xtf32_kernel(const float* __restrict__ x, const float* __restrict
     const int m0 = blockIdx.x * kBM;      // x: consecutive blocks share one W tile (L2 reuse)
     const int n0 = blockIdx.y * BN;
 
-    const float* xg = x + static_cast<int64_t>(m0) * K;
-    const float* wg = w + static_cast<int64_t>(n0) * K;
+    // cp.async roles: thread copies chunk (tid & 7) of rows (tid >> 3) + 32 i. All its rows share
+    // (row & 7), so its swizzled smem offsets differ by compile-time multiples of 32 rows.
+    constexpr int kRowsPerPass = kThreads / 8;                // 32
+    const int ld_row = tid >> 3;
+    const uint32_t ld_smem = swz(ld_row, tid & 7);
+    const float* xg = x + static_cast<int64_t>(m0 + ld_row) * K + (tid & 7) * 4;
+    const float* wg = w + static_cast<int64_t>(n0 + ld_row) * K + (tid & 7) * 4;
+    const int64_t pass_stride = static_cast<int64_t>(kRowsPerPass) * K;
 
     auto load_stage = [&](int stage, int kt) {
-        const uint32_t a_s = smem_base + stage * kStageFloats * 4;
+        const uint32_t a_s = smem_base + stage * kStageFloats * 4 + ld_smem;
         const uint32_t b_s = a_s + kBM * kBK * 4;
-        const int k0 = kt * kBK;
+        const float* xk = xg + kt * kBK;
+        const float* wk = wg + kt * kBK;
 #pragma unroll
-        for (int i = 0; i < kAChunks; ++i) {
-            const int id = tid + i * kThreads;
-            const int row = id >> 3, chunk = id & 7;
-            cp_async16(a_s + swz(row, chunk), xg + static_cast<int64_t>(row) * K + k0 + chunk * 4);
-        }
+        for (int i = 0; i < kAChunks; ++i)
+            cp_async16(a_s + i * kRowsPerPass * kBK * 4, xk + i * pass_stride);
 #pragma unroll
-        for (int i = 0; i < kBChunks; ++i) {
-            const int id = tid + i * kThreads;
-            const int row = id >> 3, chunk = id & 7;
-            cp_async16(b_s + swz(row, chunk), wg + static_cast<int64_t>(row) * K + k0 + chunk * 4);
-        }
+        for (int i = 0; i < kBChunks; ++i)
+            cp_async16(b_s + i * kRowsPerPass * kBK * 4, wk + i * pass_stride);
     };
 
-    float acc[kMT][kNT][4];
+    float acc[kMT][kNT][4];                                   // tensor-core accumulator
+    float sum[kFlush ? kMT : 1][kFlush ? kNT : 1][4];         // kFlush: fp32 running sum
 #pragma unroll
     for (int i = 0; i < kMT; ++i)
 #pragma unroll
         for (int j = 0; j < kNT; ++j)
 #pragma unroll
-            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+            for (int r = 0; r < 4; ++r) {
+                acc[i][j][r] = 0.0f;
+                if constexpr (kFlush) sum[i][j][r] = 0.0f;
+            }
 
     const int KT = K / kBK;
 #pragma unroll
@@ -186,12 +224,21 @@ gemm_relu_div_3xtf32_kernel(const float* __restrict__ x, const float* __restrict
                     for (int h = 0; h < 2; ++h) {
                         float (&c)[4] = acc[i][2 * jp + h];
                         // small terms first, then the big one (CUTLASS order)
-                        mma_tf32(c, a_lo[i], b_hi[2 * h], b_hi[2 * h + 1]);
+                        if (kFlush && kk == 0) mma_tf32_zero_c(c, a_lo[i], b_hi[2 * h], b_hi[2 * h + 1]);
+                        else mma_tf32(c, a_lo[i], b_hi[2 * h], b_hi[2 * h + 1]);
                         mma_tf32(c, a_hi[i], b_lo[2 * h], b_lo[2 * h + 1]);
                         mma_tf32(c, a_hi[i], b_hi[2 * h], b_hi[2 * h + 1]);
                     }
                 }
             }
+        }
+        if constexpr (kFlush) {
+#pragma unroll
+            for (int i = 0; i < kMT; ++i)
+#pragma unroll
+                for (int j = 0; j < kNT; ++j)
+#pragma unroll
+                    for (int r = 0; r < 4; ++r) sum[i][j][r] += acc[i][j][r];
         }
     }
     cp_async_wait<0>();
@@ -207,8 +254,11 @@ gemm_relu_div_3xtf32_kernel(const float* __restrict__ x, const float* __restrict
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int row = m0 + warp_m * kWM + i * 16 + g + h * 8;
-                float v0 = acc[i][j][2 * h] + bv.x;
-                float v1 = acc[i][j][2 * h + 1] + bv.y;
+                float v0, v1;
+                if constexpr (kFlush) { v0 = sum[i][j][2 * h]; v1 = sum[i][j][2 * h + 1]; }
+                else { v0 = acc[i][j][2 * h]; v1 = acc[i][j][2 * h + 1]; }
+                v0 += bv.x;
+                v1 += bv.y;
                 v0 = v0 < 0.0f ? 0.0f : v0;   // keeps NaN, like torch.relu
                 v1 = v1 < 0.0f ? 0.0f : v1;
                 if (use_mul) { v0 *= scale; v1 *= scale; }
@@ -220,10 +270,13 @@ gemm_relu_div_3xtf32_kernel(const float* __restrict__ x, const float* __restrict
 }
 
 template <int BN>
+constexpr int smem_bytes() { return kStages * (kBM + BN) * kBK * static_cast<int>(sizeof(float)); }
+
+template <int BN, bool kFlush>
 void launch(const float* x, const float* w, const float* b, float* y, int M, int N, int K,
             float scale, float divisor, int use_mul, cudaStream_t stream) {
-    const int smem = kStages * (kBM + BN) * kBK * static_cast<int>(sizeof(float));
-    auto kernel = gemm_relu_div_3xtf32_kernel<BN>;
+    const int smem = smem_bytes<BN>();
+    auto kernel = gemm_relu_div_3xtf32_kernel<BN, kFlush>;
     C10_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const dim3 grid(M / kBM, N / BN);
     kernel<<<grid, kThreads, smem, stream>>>(x, w, b, y, M, N, K, scale, divisor, use_mul);
@@ -232,8 +285,19 @@ void launch(const float* x, const float* w, const float* b, float* y, int M, int
 
 }  // namespace
 
+// mma.sync tf32 needs sm_80+; the kernels need 96 KiB (flush) or 144 KiB of shared memory per block.
+bool device_supported(int64_t device_index, bool flush) {
+    const int dev = static_cast<int>(device_index);
+    int major = 0, optin = 0;
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    C10_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    return major >= 8 && optin >= (flush ? smem_bytes<128>() : smem_bytes<256>());
+}
+
 // relu(x @ w^T + b) / divisor for x [M,K], w [N,K], b [N]; all fp32, contiguous, on one GPU.
-torch::Tensor linear_relu_div_3xtf32(torch::Tensor x, torch::Tensor w, torch::Tensor b, double divisor) {
+// flush = false: 128x256 tiles (128x128 when N % 256 != 0), whole-K tensor-core accumulation.
+// flush = true:  128x128 tiles, per-K-tile partials added into an fp32 sum (see kFlush).
+torch::Tensor linear_relu_div_3xtf32(torch::Tensor x, torch::Tensor w, torch::Tensor b, double divisor, bool flush) {
     TORCH_CHECK(x.is_cuda() && w.is_cuda() && b.is_cuda(), "linear_relu_div_3xtf32: expected CUDA tensors");
     TORCH_CHECK(x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat,
                 "linear_relu_div_3xtf32: expected float32 tensors");
@@ -264,10 +328,12 @@ torch::Tensor linear_relu_div_3xtf32(torch::Tensor x, torch::Tensor w, torch::Te
     const float* wp = w.data_ptr<float>();
     const float* bp = b.data_ptr<float>();
     float* yp = y.data_ptr<float>();
-    if (N % 256 == 0) {
-        launch<256>(xp, wp, bp, yp, int(M), int(N), int(K), scale, fdiv, use_mul, stream);
+    if (flush) {
+        launch<128, true>(xp, wp, bp, yp, int(M), int(N), int(K), scale, fdiv, use_mul, stream);
+    } else if (N % 256 == 0) {
+        launch<256, false>(xp, wp, bp, yp, int(M), int(N), int(K), scale, fdiv, use_mul, stream);
     } else {
-        launch<128>(xp, wp, bp, yp, int(M), int(N), int(K), scale, fdiv, use_mul, stream);
+        launch<128, false>(xp, wp, bp, yp, int(M), int(N), int(K), scale, fdiv, use_mul, stream);
     }
     return y;
 }
@@ -277,11 +343,27 @@ _ext = load_inline(
     name="kb_l2_63_cuda_3xtf32",
     cpp_sources=_cpp_decl,
     cuda_sources=_cuda_source,
-    functions=["linear_relu_div_3xtf32"],
+    functions=["linear_relu_div_3xtf32", "device_supported"],
     extra_cuda_cflags=["-O3"],
     extra_cflags=["-O3"],
     verbose=False,
 )
+
+
+# True: K-tile partials flushed into fp32 round-to-nearest sums, 128x128 tiles (accurate whatever
+# the tensor cores' rounding). False: whole-K accumulation in the tensor cores, 128x256 tiles
+# (fewer instructions per MMA; its error depends on that rounding; see the module docstring).
+FLUSH = True
+
+
+_SUPPORTED = {}
+
+
+def _device_ok(device):
+    key = (device.index if device.index is not None else torch.cuda.current_device(), FLUSH)
+    if key not in _SUPPORTED:
+        _SUPPORTED[key] = bool(_ext.device_supported(key[0], FLUSH))
+    return _SUPPORTED[key]
 
 
 def _fast_path_ok(x, w, b):
@@ -297,7 +379,7 @@ def _fast_path_ok(x, w, b):
         return False
     if max(M, N, K) >= 2**31 or N > 65535 * 128:
         return False
-    return True
+    return _device_ok(x.device)
 
 
 class ModelNew(nn.Module):
@@ -313,6 +395,6 @@ class ModelNew(nn.Module):
         if _fast_path_ok(x2, w, b):
             x2, w, b = x2.contiguous(), w.contiguous(), b.contiguous()
             if x2.data_ptr() % 16 == 0 and w.data_ptr() % 16 == 0 and b.data_ptr() % 8 == 0:
-                y = _ext.linear_relu_div_3xtf32(x2, w, b, float(self.divisor))
+                y = _ext.linear_relu_div_3xtf32(x2, w, b, float(self.divisor), FLUSH)
                 return y.reshape(*lead, y.shape[-1])
         return torch.relu(F.linear(x, w, b)) / self.divisor
