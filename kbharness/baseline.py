@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
+from kbharness.isolate import kill_group
 from kbharness.problems import Problem
 from kbharness.spec import Settings
 
@@ -73,7 +74,7 @@ def run(problems: list[Problem], settings: Settings) -> Iterator[Baseline]:
         cmd = [sys.executable, "-m", "kbharness.baseline", json.dumps(settings.to_dict()),
                *[str(p.path.resolve()) for p in pending]]
         with tempfile.TemporaryFile("w+") as err, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err,
-                                                                     text=True) as proc:
+                                                                     text=True, start_new_session=True) as proc:
             ended = False
             with selectors.DefaultSelector() as sel:
                 sel.register(proc.stdout, selectors.EVENT_READ)
@@ -89,8 +90,7 @@ def run(problems: list[Problem], settings: Settings) -> Iterator[Baseline]:
             if ended:
                 failure = f"exit {proc.wait()}"
             else:
-                proc.kill()
-                proc.wait()
+                kill_group(proc)
                 failure = f"timeout after {settings.timeout_s:g} s"
             err.seek(0)
             tail = (err.read().strip().splitlines() or ["no output"])[-1]

@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
@@ -77,36 +78,70 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
 def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
               timeout_s: float = 900.0) -> Iterator[BuildResult]:
     """Build candidates in parallel, each in a fresh process with its own time limit,
-    yielding results as they finish.
+    yielding results as they finish (``BuildPool.run``)."""
+    yield from BuildPool(device, cache_dir, jobs, timeout_s).run(solutions)
 
-    Compilation is CPU-bound and dominates a cold evaluation, so building ``jobs`` at a
+
+class BuildPool:
+    """Compilation is CPU-bound and dominates a cold evaluation, so building ``jobs`` at a
     time lets the (one) GPU evaluate from a warm cache; a build that hangs is killed with
-    its compiler processes and costs only its own slot."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(_build_in_child, str(s), device, str(cache_dir), timeout_s) for s in solutions]
-        for future in as_completed(futures):
-            yield future.result()
+    its compiler processes and costs only its own slot. ``cancel`` (an interrupted sweep)
+    kills the running builds and skips the rest, so no compiler outlives the sweep."""
 
+    def __init__(self, device: str, cache_dir: Path, jobs: int, timeout_s: float = 900.0):
+        self.device, self.cache_dir, self.jobs, self.timeout_s = device, str(cache_dir), max(1, jobs), timeout_s
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen] = set()
+        self._cancelled = False
 
-def _build_in_child(solution: str, device: str, cache_dir: str, timeout_s: float) -> BuildResult:
-    from kbharness.isolate import child_env, kill_group
+    def run(self, solutions: list[Path]) -> Iterator[BuildResult]:
+        pool = ThreadPoolExecutor(max_workers=self.jobs)
+        try:
+            futures = [pool.submit(self._build_in_child, str(s)) for s in solutions]
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            self.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
 
-    start = time.perf_counter()
-    cmd = [sys.executable, "-m", "kbharness.build", solution, device, cache_dir]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True, start_new_session=True, env=child_env())
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        kill_group(proc)
-        return BuildResult(solution, False, time.perf_counter() - start, f"build timed out after {timeout_s:g} s")
-    lines = out.strip().splitlines()
-    try:
-        return BuildResult(**json.loads(lines[-1]))
-    except (IndexError, ValueError, TypeError):
-        tail = lines[-1] if lines else "no output"
-        return BuildResult(solution, False, time.perf_counter() - start,
-                           f"build worker died (exit {proc.returncode}): {tail[:300]}")
+    def cancel(self) -> None:
+        from kbharness.isolate import kill_group
+
+        with self._lock:
+            self._cancelled = True
+            running = list(self._running)
+        for proc in running:
+            kill_group(proc)
+
+    def _build_in_child(self, solution: str) -> BuildResult:
+        from kbharness.isolate import child_env, kill_group
+
+        start = time.perf_counter()
+        cmd = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir]
+        with self._lock:
+            if self._cancelled:
+                return BuildResult(solution, False, 0.0, "build cancelled")
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    text=True, start_new_session=True, env=child_env())
+            self._running.add(proc)
+        try:
+            out, _ = proc.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return BuildResult(solution, False, time.perf_counter() - start,
+                               f"build timed out after {self.timeout_s:g} s")
+        finally:
+            with self._lock:
+                self._running.discard(proc)
+        lines = out.strip().splitlines()
+        try:
+            return BuildResult(**json.loads(lines[-1]))
+        except (IndexError, ValueError, TypeError):
+            if self._cancelled:
+                return BuildResult(solution, False, time.perf_counter() - start, "build cancelled")
+            tail = lines[-1] if lines else "no output"
+            return BuildResult(solution, False, time.perf_counter() - start,
+                               f"build worker died (exit {proc.returncode}): {tail[:300]}")
 
 
 if __name__ == "__main__":

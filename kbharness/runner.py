@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from kbharness.backends import LocalBackend
-from kbharness.build import build_all
+from kbharness.build import BuildPool
 from kbharness.problems import Problem
 from kbharness.results import EvalRecord
 from kbharness.spec import EvalSpec, Settings
@@ -58,23 +58,26 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
         else:
             todo.append(i)
     order: list[int] = []
+    pool = BuildPool(settings.device, cache_dir, build_jobs, settings.compile_timeout_s)
 
     def specs() -> Iterator[EvalSpec]:
-        for i in _in_build_order(jobs, todo, settings, cache_dir, build_jobs) if build_jobs and len(todo) > 1 else todo:
+        for i in _in_build_order(jobs, todo, settings, pool) if build_jobs and len(todo) > 1 else todo:
             order.append(i)
             yield EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir)
 
-    for k, record in (backend or LocalBackend()).run(specs()):
-        if store is not None:
-            store.append(record)
-        i = order[k]
-        outcomes[i] = Outcome(record, from_store=False)
-        on_done(jobs[i], outcomes[i])
+    try:
+        for k, record in (backend or LocalBackend()).run(specs()):
+            if store is not None:
+                store.append(record)
+            i = order[k]
+            outcomes[i] = Outcome(record, from_store=False)
+            on_done(jobs[i], outcomes[i])
+    finally:
+        pool.cancel()  # an interrupted run leaves no compiler behind
     return [outcomes[i] for i in sorted(outcomes)]
 
 
-def _in_build_order(jobs: Sequence[Job], todo: list[int], settings: Settings, cache_dir: Path,
-                    build_jobs: int) -> Iterator[int]:
+def _in_build_order(jobs: Sequence[Job], todo: list[int], settings: Settings, pool: BuildPool) -> Iterator[int]:
     """Job indices as their candidates' builds finish (on the CPU: after all of them)."""
     by_file: dict[str, list[int]] = {}
     for i in todo:
@@ -83,8 +86,7 @@ def _in_build_order(jobs: Sequence[Job], todo: list[int], settings: Settings, ca
 
     def build() -> None:
         try:
-            for result in build_all(list(map(Path, by_file)), settings.device, cache_dir, build_jobs,
-                                    settings.compile_timeout_s):
+            for result in pool.run(list(map(Path, by_file))):
                 finished.put(result.solution)
         finally:
             finished.put(None)

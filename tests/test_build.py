@@ -1,5 +1,6 @@
 """The build cache: keyed by content and toolchain, shared by concurrent builders, fast on a hit."""
 import shutil
+import threading
 import time
 from pathlib import Path
 
@@ -53,3 +54,54 @@ def test_a_cuda_candidate_is_not_built_for_the_cpu(tmp_path):
     [r] = list(build_all([ROOT / "solutions" / "level2" / "71_Conv2d_Divide_LeakyReLU" / "cuda_fused.py"], "cpu",
                          tmp_path, 1))
     assert not r.ok and r.message == "needs CUDA; not built for the CPU" and r.seconds == 0.0
+
+
+def _builds_running(name: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if b"kbharness.build" in cmdline and any(name.encode() in c for c in cmdline) and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_cancel_kills_running_builds_and_skips_the_rest(tmp_path):
+    from kbharness.build import BuildPool
+
+    pool = BuildPool("cpu", tmp_path, jobs=1, timeout_s=600)
+    results = []
+    consumer = threading.Thread(target=lambda: results.extend(
+        pool.run([CANDIDATES / "hang_in_build.py", CANDIDATES / "correct.py"])))
+    consumer.start()
+    deadline = time.monotonic() + 60
+    while not _builds_running("hang_in_build.py") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _builds_running("hang_in_build.py")
+    pool.cancel()
+    consumer.join(timeout=30)
+    assert not consumer.is_alive()
+    assert {Path(r.solution).name: r.message for r in results} == {
+        "hang_in_build.py": "build cancelled", "correct.py": "build cancelled"}
+    assert not _builds_running("hang_in_build.py")
+
+
+def test_an_interrupted_sweep_leaves_no_compiler_behind(tmp_path, build_cache):
+    from kbharness.problems import problem_from_path
+    from kbharness.runner import Job, evaluate_jobs
+    from kbharness.spec import Settings
+
+    from conftest import FAST, TINY_PROBLEM
+
+    problem = problem_from_path(TINY_PROBLEM)
+    jobs = [Job(problem, CANDIDATES / "hang_in_build.py"), Job(problem, CANDIDATES / "correct.py")]
+
+    def interrupt(job, outcome):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_jobs(jobs, Settings(device="cuda", **FAST), None, build_cache, build_jobs=2, on_done=interrupt)
+    assert not _builds_running("hang_in_build.py")

@@ -62,12 +62,14 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
 
 
 def test_candidates_are_evaluated_as_their_builds_finish(tmp_path, build_cache):
+    from kbharness.build import BuildPool
     from kbharness.runner import _in_build_order
 
     problem = problem_from_path(TINY_PROBLEM)
     jobs = [Job(problem, CANDIDATES / "hang_in_build.py"), Job(problem, CANDIDATES / "correct.py")]
     start = time.monotonic()
-    order = _in_build_order(jobs, [0, 1], Settings(device="cuda", compile_timeout_s=20, **FAST), build_cache, 2)
+    order = _in_build_order(jobs, [0, 1], Settings(device="cuda", compile_timeout_s=20, **FAST),
+                            BuildPool("cuda", build_cache, 2, 20))
     assert next(order) == 1 and time.monotonic() - start < 15  # the GPU need not wait for the hung build
     assert next(order) == 0 and time.monotonic() - start >= 20  # the hung build was killed at its limit
 
