@@ -33,7 +33,7 @@ def figures(frame: pd.DataFrame, board: pd.DataFrame) -> dict[str, str]:
     levels = sorted(board["level"].unique())
     fig, ax = plt.subplots(figsize=(6, 3.2))
     correct = frame[(frame["verdict"] == "correct") & frame["speedup"].notna()].copy()
-    correct["level"] = correct["problem"].str.split("/").str[0]
+    correct["level"] = lb.level(correct)
     data = [correct.loc[correct["level"] == lv, "speedup"].tolist() for lv in levels]
     for k, (lv, values) in enumerate(zip(levels, data)):
         ax.scatter(values, [k] * len(values), alpha=0.6, s=28)
@@ -67,7 +67,7 @@ def figures(frame: pd.DataFrame, board: pd.DataFrame) -> dict[str, str]:
 def render(records: Sequence[EvalRecord], source: str = "") -> str:
     frame = lb.latest(lb.records_frame(records))
     board = lb.leaderboard(frame)
-    board["level"] = board["problem"].str.split("/").str[0]
+    board["level"] = lb.level(board)
     geo = lb.geomean_speedup(board)
     figs = figures(frame, board)
     table = board.drop(columns=["level"]).to_html(index=False, na_rep="-", float_format=lambda x: f"{x:.3g}")

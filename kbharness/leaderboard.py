@@ -87,6 +87,11 @@ def leaderboard(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=BOARD_COLUMNS)
 
 
+def level(frame: pd.DataFrame) -> pd.Series:
+    """The level of each row's problem ("2" for "2/71"), for per-level tables and plots."""
+    return frame["problem"].str.split("/").str[0]
+
+
 def fast_p(board: pd.DataFrame, ps: Sequence[float] = FAST_P) -> dict[float, float]:
     """Fraction of problems on the board whose best correct candidate beats ``p``."""
     n = len(board)
