@@ -17,10 +17,10 @@ import atexit
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
-from typing import Any
 
 POLL_S = 0.02
 
@@ -35,7 +35,7 @@ def serve() -> None:
         raise SystemExit("fork server: CUDA initialized during import; workers must create their own context")
     out = os.fdopen(os.dup(1), "w", buffering=1)
     out.write(json.dumps({"ready": True}) + "\n")
-    pending: dict[int, Any] = {}
+    pending: dict[int, int] = {}
     buf = b""
     stdin_open = True
     while stdin_open or pending:
@@ -57,7 +57,7 @@ def serve() -> None:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid == 0:
                 break
-            out.write(json.dumps({"id": pending.pop(pid), "exit": _returncode(status)}) + "\n")
+            out.write(json.dumps({"id": pending.pop(pid), "exit": os.waitstatus_to_exitcode(status)}) + "\n")
 
 
 def _fork_worker(request: dict, main) -> int:
@@ -85,10 +85,6 @@ def _fork_worker(request: dict, main) -> int:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-def _returncode(status: int) -> int:
-    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 class ForkedWorker:
@@ -174,7 +170,7 @@ class ForkServer:
             for worker in self._workers.values():
                 if worker.pid:
                     try:
-                        os.killpg(worker.pid, 9)
+                        os.killpg(worker.pid, signal.SIGKILL)
                     except (ProcessLookupError, PermissionError):
                         pass
                 worker.returncode = -9

@@ -7,22 +7,11 @@
 # come from .gpu/cache when the machine is still warm, else they are made first. Logs go to
 # .gpu/bench and, as one archive, to $OUT/gpu_bench.tgz. Usage (repository root):
 #   bash scripts/gpu_bench.sh
-set -uo pipefail
-LOG=.gpu/bench
-rm -rf "$LOG"; mkdir -p "$LOG" "${OUT:=.gpu}"
-trap 'tar czf "$OUT/gpu_bench.tgz" -C "$LOG" .' EXIT
 if ls .whl/*.whl > /dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
         && export PYTHONPATH=/tmp/site
 fi
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 KB_CACHE_DIR=$PWD/.gpu/cache KB_TEST_CACHE=$PWD/.gpu/cache
-KB="python -m kbharness.cli"
-T0=$(date +%s)
-DEADLINE=${KB_DEADLINE:-520}
-left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
-section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
-CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
-SEEDS=$(ls solutions/level2/*/seed_*.txt)
+source scripts/gpu_common.sh bench
 
 section "builds (from the cache when warm)"
 $KB build --device cuda --jobs 14 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1

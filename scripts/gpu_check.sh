@@ -8,19 +8,8 @@
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
 #   bash scripts/gpu_check.sh
-set -uo pipefail
-LOG=.gpu/check
-rm -rf "$LOG"; mkdir -p "$LOG" "${OUT:=.gpu}"
-trap 'tar czf "$OUT/gpu_check.tgz" -C "$LOG" .' EXIT
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1 KB_CACHE_DIR=$PWD/.gpu/cache KB_TEST_CACHE=$PWD/.gpu/cache
-KB="python -m kbharness.cli"
+source scripts/gpu_common.sh check
 STORE="$LOG/evals.jsonl"
-T0=$(date +%s)
-DEADLINE=${KB_DEADLINE:-520}
-left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
-section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
-CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
-SEEDS=$(ls solutions/level2/*/seed_*.txt)
 
 section "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$LOG/gpu.txt"

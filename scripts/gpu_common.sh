@@ -1,0 +1,16 @@
+# Sourced by scripts/gpu_check.sh and scripts/gpu_bench.sh with a name: logs go to .gpu/NAME
+# and, as one archive on exit (the device tool returns few files), to $OUT/gpu_NAME.tgz;
+# a time budget of $KB_DEADLINE seconds (default 520); the CUDA candidates and seeds.
+set -uo pipefail
+RUN_NAME=$1
+LOG=.gpu/$RUN_NAME
+rm -rf "$LOG"; mkdir -p "$LOG" "${OUT:=.gpu}"
+trap 'tar czf "$OUT/gpu_$RUN_NAME.tgz" -C "$LOG" .' EXIT
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 KB_CACHE_DIR=$PWD/.gpu/cache KB_TEST_CACHE=$PWD/.gpu/cache
+KB="python -m kbharness.cli"
+T0=$(date +%s)
+DEADLINE=${KB_DEADLINE:-520}
+left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
+section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
+CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
+SEEDS=$(ls solutions/level2/*/seed_*.txt)
