@@ -3,7 +3,8 @@
 # every CUDA candidate built in parallel in the background while the GPU measures the
 # ceilings and times every reference (the baseline file); then every CUDA candidate and
 # seed completion evaluated (kb sweep, local backend), the speed-of-light table, the
-# leaderboard, and the GPU tests with whatever time is left. scripts/gpu_bench.sh is the
+# leaderboard, and the GPU tests with whatever time is left. KB_BASELINE=0 skips the
+# ceilings and the baseline and uses the committed ones. scripts/gpu_bench.sh is the
 # second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
@@ -19,14 +20,21 @@ section "parallel build of every CUDA candidate, in the background"
 $KB build --device cuda --jobs 12 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1 &
 BUILD=$!
 
-section "ceilings (measured) and the suite's work"
-timeout 90 $KB roofline --all --device cuda > "$LOG/roofline_counts.log" 2>&1
-cp "$KB_CACHE_DIR/ceilings.json" "$LOG/" 2>/dev/null
-tail -2 "$LOG/roofline_counts.log"
+BASELINE=results/baseline_cuda.json
+if [ "${KB_BASELINE:-1}" = 1 ]; then
+    section "ceilings (measured) and the suite's work"
+    timeout 90 $KB roofline --all --device cuda > "$LOG/roofline_counts.log" 2>&1
+    cp "$KB_CACHE_DIR/ceilings.json" "$LOG/" 2>/dev/null
+    tail -2 "$LOG/roofline_counts.log"
 
-section "baseline: every reference timed alone"
-timeout 200 $KB baseline --device cuda --runs 50 --time-budget 1 --out "$LOG/baseline_cuda.json" > "$LOG/baseline.log" 2>&1
-tail -3 "$LOG/baseline.log"
+    section "baseline: every reference timed alone"
+    BASELINE=$LOG/baseline_cuda.json
+    timeout 200 $KB baseline --device cuda --runs 50 --time-budget 1 --out "$BASELINE" > "$LOG/baseline.log" 2>&1
+    tail -3 "$LOG/baseline.log"
+else
+    section "ceilings and baseline: the committed ones (KB_BASELINE=0)"
+    mkdir -p "$KB_CACHE_DIR"; cp results/h100/ceilings.json "$KB_CACHE_DIR/"
+fi
 
 section "waiting for builds"
 wait $BUILD
@@ -47,10 +55,17 @@ for r in Store(sys.argv[1]):
 PY
 
 section "speed of light, with the measured reference times"
-$KB roofline --all --device cuda --baseline "$LOG/baseline_cuda.json" > "$LOG/roofline.log" 2>&1
+$KB roofline --all --device cuda --baseline "$BASELINE" > "$LOG/roofline.log" 2>&1
 section "leaderboard"
 $KB leaderboard --store "$STORE" --device cuda --csv "$LOG/leaderboard.csv" > "$LOG/leaderboard.log" 2>&1
 cat "$LOG/leaderboard.log"
+
+if [ "${KB_SPREAD:-1}" = 1 ]; then
+    section "between-process spread of one memory-bound pair (1/34), with ncu"
+    timeout 100 python bench/timer_accuracy.py --repeats 5 --only level1/34_ --out "$LOG/timer_accuracy_34.md" \
+        > "$LOG/timer_accuracy_34.log" 2>&1
+    cat "$LOG/timer_accuracy_34.log"
+fi
 
 section "GPU tests with the time left"
 timeout $(( $(left) > 20 ? $(left) : 20 )) python -m pytest -m gpu tests/test_gpu.py -v -p no:cacheprovider > "$LOG/pytest_gpu.log" 2>&1

@@ -14,3 +14,14 @@ left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
 CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
 SEEDS=$(ls solutions/level2/*/seed_*.txt)
+# Workers are forked from a server that imported torch without touching the GPU; prove a
+# forked child can still create its CUDA context, else fall back to plain worker starts.
+if ! python -c "
+import os, torch, kbharness.evaluate
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if torch.ones(4, device='cuda').sum().item() == 4 else 1)
+raise SystemExit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"; then
+    echo "forked workers cannot use CUDA here: KB_FORKSERVER=0"; export KB_FORKSERVER=0
+fi
