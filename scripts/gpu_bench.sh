@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The second GPU call, after scripts/gpu_check.sh, within $KB_DEADLINE seconds (default 520):
-# the timer-accuracy benchmark (harness vs triton's do_bench vs Nsight Compute, and the
+# memory-bound pairs under three buffer regimes (bench/buffer_placement.py), the timer-accuracy benchmark (harness vs triton's do_bench vs Nsight Compute, and the
 # speedup's spread over 5 runs), then every CUDA candidate and seed completion through the
 # Ray backend (its verdicts are compared with gpu_check's local-backend sweep afterwards),
 # then the GPU tests when KB_GPU_TESTS=1. Ray travels as wheels in .whl (carry it). Builds
@@ -16,6 +16,11 @@ source scripts/gpu_common.sh bench
 section "builds (from the cache when warm)"
 $KB build --device cuda --jobs 14 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1
 tail -3 "$LOG/build.log"
+
+section "buffer placement: memory-bound pairs under three buffer regimes"
+timeout 90 python bench/buffer_placement.py --only level1/34_ --only level1/23_ --only level1/31_ \
+    --out "$LOG/buffer_placement_h100.md" > "$LOG/buffer_placement.log" 2>&1
+head -30 "$LOG/buffer_placement.log"
 
 section "timer accuracy: harness, do_bench, ncu"
 timeout $(( $(left) - 200 )) python bench/timer_accuracy.py --repeats 5 --only level1/23_ --only level2/63_ \
