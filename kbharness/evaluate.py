@@ -378,21 +378,21 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
     graphs = _graphs(new_model, ref_model, warm_inputs, settings, device, found) if settings.cuda_graph else None
     floor = found.ref_err64
     gaps_new, gaps_ref = [], []
+    host_bound = 0
     deadline = time.perf_counter() + settings.time_budget_s
     base = settings.seed + 10_000
     for i in range(settings.n_runs):
         inputs = make_inputs(problem, base + i, settings, device)
-        new_in, ref_in = clone(inputs), clone(inputs)
-        _sync(device)
         if graphs is not None:
-            graphs[0].load(new_in)
-            graphs[1].load(ref_in)
-            _sync(device)
-            new = _candidate(lambda: timer.time(graphs[0], fingerprint))
-            ref = timer.time(graphs[1], fingerprint)
+            new_in, ref_in = graphs[0].static_in, graphs[1].static_in
+            new_call, ref_call = graphs
         else:
-            new = _candidate(lambda: timer.time(lambda: new_model(*new_in), fingerprint))
-            ref = timer.time(lambda: ref_model(*ref_in), fingerprint)
+            new_in, ref_in = clone(inputs), clone(inputs)
+            new_call, ref_call = (lambda: new_model(*new_in)), (lambda: ref_model(*ref_in))
+        _sync(device)
+        new = _candidate(lambda: timer.time(new_call, fingerprint, _Staged(new_in, inputs)))
+        ref = timer.time(ref_call, fingerprint, _Staged(ref_in, inputs))
+        host_bound += new.time.host_bound
         if compiled is not None:
             comp_in = clone(inputs)
             found.compiled_ms.append(timer.time(lambda: compiled(*comp_in)).time.call_ms)
@@ -409,12 +409,34 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
         if i + 1 >= settings.min_runs and (time.perf_counter() > deadline or _settled(found, settings)):
             break
     found.ok("timed outputs match", f"all {len(found.new_ms)} timed calls")
+    if host_bound > len(found.new_ms) // 2:
+        found.flags.append(f"host-bound: the device waited for the candidate's host code in {host_bound} of "
+                           f"{len(found.new_ms)} timed calls (a synchronize inside forward?); those times include it")
     _check_hidden_work(gaps_new, gaps_ref, found)
 
 
+class _Staged:
+    """A timed call's input buffers and the values they must hold (``timing.Stage``): poison is
+    NaN for floating tensors and flipped bits for the rest, so anything read early is wrong."""
+
+    def __init__(self, buffers: list, values: list):
+        self.pairs = [(b, v) for b, v in zip(buffers, values) if isinstance(b, torch.Tensor)]
+
+    def poison(self) -> None:
+        for b, _ in self.pairs:
+            if b.is_floating_point() or b.is_complex():
+                b.fill_(float("nan"))
+            else:
+                b.bitwise_not_()
+
+    def load(self) -> None:
+        for b, v in self.pairs:
+            b.copy_(v)
+
+
 class _Graphed:
-    """A model captured once into a CUDA graph on static inputs: each timed call copies a
-    fresh input set into them (untimed) and replays, so launch overhead drops out for both
+    """A model captured once into a CUDA graph on static inputs: each timed call has a fresh
+    input set staged into them (untimed) and replays, so launch overhead drops out for both
     models alike and no Python of the candidate runs during timing."""
 
     def __init__(self, model, example: list):
@@ -428,11 +450,6 @@ class _Graphed:
         self.graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(self.graph):
             self.static_out = model(*self.static_in)
-
-    def load(self, inputs: list) -> None:
-        for static, x in zip(self.static_in, inputs):
-            if isinstance(static, torch.Tensor):
-                static.copy_(x)
 
     def __call__(self) -> Any:
         self.graph.replay()

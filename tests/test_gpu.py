@@ -1,5 +1,7 @@
 """CUDA paths, run on the GPU machine (skipped without a GPU): an honest kernel, a context-
 killing kernel, and the GPU-only cheats."""
+import time
+
 import pytest
 import torch
 
@@ -30,6 +32,58 @@ def test_work_hidden_on_a_side_stream_is_flagged(evaluate):
     assert r.verdict is Verdict.INCORRECT
     assert [c.name for c in r.failed_checks()] == ["no hidden work"]
     assert "asynchronous work outside the timed region" in r.message
+
+
+def test_work_run_during_the_timers_lead_reads_poison(evaluate):
+    from kbharness.evaluate import _Staged
+    from kbharness.timing import Timer
+
+    timer = Timer(torch.device("cuda"))
+    values = torch.randn(1 << 20, device="cuda")
+    buf = values.clone()
+    side = torch.cuda.Stream()
+
+    def early():
+        with torch.cuda.stream(side):
+            out = buf * 2
+        time.sleep(0.003)
+        torch.cuda.current_stream().wait_stream(side)
+        return out
+
+    timed = [timer.time(early, stage=_Staged([buf], [values])) for _ in range(4)]
+    assert not timed[-1].time.host_bound
+    assert torch.isnan(timed[-1].output).all()
+    assert evaluate(GPU / "lead_stream.py", device="cuda", size_overrides=BIG).verdict is Verdict.INCORRECT
+
+
+def test_host_time_before_the_first_launch_is_not_charged_to_the_call():
+    from kbharness.timing import Timer
+
+    timer = Timer(torch.device("cuda"))
+    cycles = int(0.2 * timer._cycles_per_ms)
+
+    def slow_host():
+        time.sleep(0.003)
+        torch.cuda._sleep(cycles)
+
+    times = [timer.time(slow_host) for _ in range(5)]
+    assert not any(t.time.host_bound for t in times[1:])
+    assert all(0.15 < t.time.call_ms < 0.4 for t in times[1:]), [t.time.call_ms for t in times]
+
+
+def test_a_call_that_waits_for_the_device_is_host_bound():
+    from kbharness.timing import Timer
+
+    timer = Timer(torch.device("cuda"))
+    x = torch.ones(1024, device="cuda")
+
+    def synchronizing():
+        torch.cuda._sleep(int(0.5 * timer._cycles_per_ms))
+        return x.sum().item()
+
+    timed = [timer.time(synchronizing) for _ in range(3)]
+    assert all(t.time.host_bound for t in timed)
+    assert all(t.time.call_ms > 0.4 for t in timed)
 
 
 def test_stale_reference_memory_does_not_pass(evaluate):

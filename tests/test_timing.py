@@ -43,3 +43,30 @@ def test_a_moved_clock_or_temperature_is_worth_a_warning():
     assert state_drift(start, {"sm_mhz": 1500.0, "temp_c": 41.0}) == "GPU state moved during timing: SM clock 1980 → 1500 MHz"
     assert "temperature 40 → 62 °C" in state_drift(start, {"sm_mhz": 1980.0, "temp_c": 62.0})
     assert state_drift(None, None) == ""
+
+
+def test_a_staged_call_finds_its_inputs_poisoned_then_loaded_before_it_runs():
+    log = []
+
+    class Stage:
+        def poison(self):
+            log.append("poison")
+
+        def load(self):
+            log.append("load")
+
+    Timer(torch.device("cpu")).time(lambda: log.append("call"), stage=Stage())
+    assert log == ["poison", "load", "call"]
+
+
+def test_poison_is_wrong_for_every_dtype_and_load_restores_the_values():
+    from kbharness.evaluate import _Staged
+
+    values = [torch.randn(8), torch.arange(8), torch.tensor([True, False]), 3]
+    buffers = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+    stage = _Staged(buffers, values)
+    stage.poison()
+    assert torch.isnan(buffers[0]).all()
+    assert not (buffers[1] == values[1]).any() and not (buffers[2] == values[2]).any()
+    stage.load()
+    assert all(torch.equal(b, v) for b, v in zip(buffers[:3], values[:3])) and buffers[3] == 3
