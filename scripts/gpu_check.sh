@@ -4,7 +4,8 @@
 # ceilings and times every reference (the baseline file); then every CUDA candidate and
 # seed completion evaluated (kb sweep, local backend), the speed-of-light table, the
 # leaderboard, and the GPU tests with whatever time is left. KB_BASELINE=0 skips the
-# ceilings and the baseline and uses the committed ones. scripts/gpu_bench.sh is the
+# ceilings and the baseline and uses the committed ones; KB_SPREAD names the pairs whose
+# between-process spread is measured (default level1/34_; empty for none). scripts/gpu_bench.sh is the
 # second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
@@ -17,7 +18,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,
 python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" | tee -a "$LOG/gpu.txt"
 
 section "parallel build of every CUDA candidate, in the background"
-$KB build --device cuda --jobs 12 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1 &
+$KB build --device cuda --jobs 15 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1 &
 BUILD=$!
 
 BASELINE=results/baseline_cuda.json
@@ -60,11 +61,12 @@ section "leaderboard"
 $KB leaderboard --store "$STORE" --device cuda --csv "$LOG/leaderboard.csv" > "$LOG/leaderboard.log" 2>&1
 cat "$LOG/leaderboard.log"
 
-if [ "${KB_SPREAD:-1}" = 1 ]; then
-    section "between-process spread of one memory-bound pair (1/34), with ncu"
-    timeout 100 python bench/timer_accuracy.py --repeats 5 --only level1/34_ --out "$LOG/timer_accuracy_34.md" \
-        > "$LOG/timer_accuracy_34.log" 2>&1
-    cat "$LOG/timer_accuracy_34.log"
+SPREAD=${KB_SPREAD:-level1/34_}
+if [ -n "$SPREAD" ]; then
+    section "between-process spread of memory-bound pairs ($SPREAD), with ncu"
+    timeout $(( 90 * $(wc -w <<< "$SPREAD") )) python bench/timer_accuracy.py --repeats 5 \
+        $(printf -- '--only %s ' $SPREAD) --out "$LOG/timer_accuracy_spread.md" > "$LOG/timer_accuracy_spread.log" 2>&1
+    cat "$LOG/timer_accuracy_spread.log"
 fi
 
 section "GPU tests with the time left"
