@@ -34,6 +34,7 @@ _event_record = torch.cuda.Event.record
 _event_elapsed = torch.cuda.Event.elapsed_time
 _cuda_sync = torch.cuda.synchronize
 _zero_ = torch.Tensor.zero_
+_sum = torch.Tensor.sum
 _empty = torch.empty
 _spin = torch.cuda._sleep
 
@@ -99,7 +100,7 @@ class Timer:
 
     def __init__(self, device: torch.device):
         self.device = device
-        self._flush_buf = _empty(2 * cache_bytes(device) // 4, dtype=torch.float32, device=device)
+        self._flush_buf = _zero_(_empty(2 * cache_bytes(device) // 4, dtype=torch.float32, device=device))
         self._cuda = device.type == "cuda"
         if self._cuda:
             self._events = [_Event(enable_timing=True) for _ in range(4)]
@@ -117,7 +118,13 @@ class Timer:
         return cycles / max(_event_elapsed(e0, e1), 1e-3)
 
     def flush(self) -> None:
-        _zero_(self._flush_buf)
+        """On CUDA a read, not a write: a zeroed buffer leaves L2 full of dirty lines that the
+        timed call then pays to write back (about 12 µs on the H100, 7% of a 0.18 ms call
+        against Nsight Compute, whose cache control leaves L2 clean)."""
+        if self._cuda:
+            _sum(self._flush_buf)
+        else:
+            _zero_(self._flush_buf)
 
     def sync(self) -> None:
         if self._cuda:
