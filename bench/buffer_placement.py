@@ -2,9 +2,10 @@
 reference timed with the harness's Timer under different buffer regimes, per-call times
 kept with the distance between the input and output buffers.
 
-Regimes, each ``--calls`` calls of candidate then reference:
-- ``harness``: what ``evaluate`` did: a fresh input set per call, cloned for each model,
-  outputs kept until the next call's inputs exist (new buffers every call);
+Regimes, each ``--calls`` calls of candidate then reference, ``harness`` run first and last
+so that drift over the run shows:
+- ``harness``: what ``evaluate`` did when this was written: a fresh input set per call,
+  cloned for each model, outputs kept until the next call's inputs exist (new buffers every call);
 - ``static``: fresh values copied into the same input buffers every call, outputs dropped;
 - ``same``: one input set reused, as ``triton.testing.do_bench`` does.
 
