@@ -214,6 +214,11 @@ def clone(inputs: list) -> list:
     return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
+def _buffers_like(inputs: list) -> list:
+    """Uninitialized buffers for a timed call's inputs, which the timer's stage fills."""
+    return [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+
 def detach(out: Any) -> Any:
     if isinstance(out, torch.Tensor):
         return out.detach()
@@ -387,7 +392,7 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
             new_in, ref_in = graphs[0].static_in, graphs[1].static_in
             new_call, ref_call = graphs
         else:
-            new_in, ref_in = clone(inputs), clone(inputs)
+            new_in, ref_in = _buffers_like(inputs), _buffers_like(inputs)
             new_call, ref_call = (lambda: new_model(*new_in)), (lambda: ref_model(*ref_in))
         _sync(device)
         new = _candidate(lambda: timer.time(new_call, fingerprint, _Staged(new_in, inputs)))

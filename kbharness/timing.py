@@ -150,18 +150,20 @@ class Timer:
             t3 = _perf_counter_ns()
             return Timed(CallTime((t2 - t1) / 1e6, (t3 - t0) / 1e6, (t3 - t0) / 1e6), out, early)
         for attempt in range(ATTEMPTS):
-            timed, host_ms, lead_ms = self._time_cuda(fn, on_return, stage)
-            if host_ms + LEAD_MARGIN_MS <= lead_ms:
+            timed, host_ms, ahead_ms = self._time_cuda(fn, on_return, stage)
+            if host_ms + LEAD_MARGIN_MS <= ahead_ms:
                 return timed
             if self.lead_ms >= MAX_LEAD_MS or attempt == ATTEMPTS - 1:
                 break
-            self.lead_ms = min(MAX_LEAD_MS, self.lead_ms + 2 * (host_ms - lead_ms) + LEAD_MARGIN_MS)
+            self.lead_ms = min(MAX_LEAD_MS, self.lead_ms + 2 * (host_ms - ahead_ms) + LEAD_MARGIN_MS)
         # Still host-bound: the call waits for the device itself; a longer lead cannot help it.
         self.lead_ms = FIRST_LEAD_MS
         t = timed.time
         return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, host_bound=True), timed.output, timed.at_return)
 
     def _time_cuda(self, fn, on_return, stage: Stage | None) -> tuple[Timed, float, float]:
+        """One timed call, the host's time to queue it, and how long the device took to reach
+        the start event (spin, stage and flush): the call was fully queued if the latter is longer."""
         e0, e1, e2, e3 = self._events
         t0 = _perf_counter_ns()
         _event_record(e0)
