@@ -395,12 +395,12 @@ def _time_interleaved(problem, ref_model, new_model, settings: Settings, device,
             new_in, ref_in = _buffers_like(inputs), _buffers_like(inputs)
             new_call, ref_call = (lambda: new_model(*new_in)), (lambda: ref_model(*ref_in))
         _sync(device)
-        new = _candidate(lambda: timer.time(new_call, fingerprint, _Staged(new_in, inputs)))
-        ref = timer.time(ref_call, fingerprint, _Staged(ref_in, inputs))
+        new = _candidate(lambda: timer.time(new_call, fingerprint, _Staged(new_in, inputs), key="candidate"))
+        ref = timer.time(ref_call, fingerprint, _Staged(ref_in, inputs), key="reference")
         host_bound += new.time.host_bound
         if compiled is not None:
             comp_in = clone(inputs)
-            found.compiled_ms.append(timer.time(lambda: compiled(*comp_in)).time.call_ms)
+            found.compiled_ms.append(timer.time(lambda: compiled(*comp_in), key="compiled").time.call_ms)
         found.new_ms.append(new.time.call_ms)
         found.ref_ms.append(ref.time.call_ms)
         gaps_new.append(new.time.unaccounted_ms)

@@ -13,7 +13,8 @@ Compute for 0.2 ms candidates, and the figure moved by 9-13% between processes w
 host's jitter). So a spin kernel leads the flush, long enough that the whole call is queued
 before the start event is reached; a call whose host time still exceeds the lead is timed
 again with a longer one, and one that stays host-bound (a synchronize inside the call)
-is reported as such. The call's inputs are written by ``stage`` inside the lead, after
+is reported as such. Each model keeps its own lead (``key``), so one that synchronizes does
+not reset the lead another needs. The call's inputs are written by ``stage`` inside the lead, after
 the spin, and poisoned before it, so work a candidate hides on another stream cannot use the
 lead: it would read poison.
 
@@ -24,7 +25,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Hashable, Protocol
 
 import torch
 
@@ -94,9 +95,43 @@ class Stage(Protocol):
     def load(self) -> None: ...
 
 
+class Lead:
+    """How long the spin kernel runs before one model's calls, and whether that model has
+    proved host-bound.
+
+    A call that is not fully queued when the device reaches its start event is timed again
+    with a lead grown by twice the shortfall. One still short after ``ATTEMPTS`` waits for the
+    device itself: the lead goes back to what it was before that call (a longer one cannot
+    help, and would cost every later call its spin), and the model's next call gets a single
+    attempt; a call that is then fully queued clears the mark, so one hiccup costs one call.
+    """
+
+    def __init__(self) -> None:
+        self.ms = FIRST_LEAD_MS
+        self.host_bound = False
+
+    def run(self, once: Callable[[float], tuple[Timed, float, float]]) -> Timed:
+        """``once(lead_ms)`` times one call and returns it with the host's time to queue it and
+        the device's time to reach the start event."""
+        start = self.ms
+        attempts = 1 if self.host_bound else ATTEMPTS
+        for attempt in range(attempts):
+            timed, host_ms, ahead_ms = once(self.ms)
+            if host_ms + LEAD_MARGIN_MS <= ahead_ms:
+                self.host_bound = False
+                return timed
+            if self.ms >= MAX_LEAD_MS or attempt == attempts - 1:
+                break
+            self.ms = min(MAX_LEAD_MS, self.ms + 2 * (host_ms - ahead_ms) + LEAD_MARGIN_MS)
+        self.ms = start
+        self.host_bound = True
+        t = timed.time
+        return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, host_bound=True), timed.output, timed.at_return)
+
+
 class Timer:
     """Times calls on one device; owns the flush buffer (twice the cache, so nothing survives)
-    and, on CUDA, the lead: how long the spin kernel before each call runs."""
+    and, on CUDA, a ``Lead`` per model."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -104,7 +139,7 @@ class Timer:
         self._cuda = device.type == "cuda"
         if self._cuda:
             self._events = [_Event(enable_timing=True) for _ in range(4)]
-            self.lead_ms = FIRST_LEAD_MS
+            self._leads: dict[Hashable, Lead] = {}
             self._cycles_per_ms = self._calibrate()
 
     def _calibrate(self) -> float:
@@ -131,11 +166,12 @@ class Timer:
             _cuda_sync(self.device)
 
     def time(self, fn: Callable[[], Any], on_return: Callable[[Any], Any] = lambda out: None,
-             stage: Stage | None = None) -> Timed:
+             stage: Stage | None = None, key: Hashable = None) -> Timed:
         """Flush, run ``fn`` once, apply ``on_return`` to its output at once, then wait for the device.
 
         ``on_return`` runs after the end event and before synchronizing, so it costs no timed
-        time and sees the output as the candidate left it when it returned.
+        time and sees the output as the candidate left it when it returned. ``key`` names the
+        model whose lead the call uses.
         """
         if not self._cuda:
             if stage is not None:
@@ -149,19 +185,10 @@ class Timer:
             early = on_return(out)
             t3 = _perf_counter_ns()
             return Timed(CallTime((t2 - t1) / 1e6, (t3 - t0) / 1e6, (t3 - t0) / 1e6), out, early)
-        for attempt in range(ATTEMPTS):
-            timed, host_ms, ahead_ms = self._time_cuda(fn, on_return, stage)
-            if host_ms + LEAD_MARGIN_MS <= ahead_ms:
-                return timed
-            if self.lead_ms >= MAX_LEAD_MS or attempt == ATTEMPTS - 1:
-                break
-            self.lead_ms = min(MAX_LEAD_MS, self.lead_ms + 2 * (host_ms - ahead_ms) + LEAD_MARGIN_MS)
-        # Still host-bound: the call waits for the device itself; a longer lead cannot help it.
-        self.lead_ms = FIRST_LEAD_MS
-        t = timed.time
-        return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, host_bound=True), timed.output, timed.at_return)
+        lead = self._leads.setdefault(key, Lead())
+        return lead.run(lambda lead_ms: self._time_cuda(fn, on_return, stage, lead_ms))
 
-    def _time_cuda(self, fn, on_return, stage: Stage | None) -> tuple[Timed, float, float]:
+    def _time_cuda(self, fn, on_return, stage: Stage | None, lead_ms: float) -> tuple[Timed, float, float]:
         """One timed call, the host's time to queue it, and how long the device took to reach
         the start event (spin, stage and flush): the call was fully queued if the latter is longer."""
         e0, e1, e2, e3 = self._events
@@ -169,7 +196,7 @@ class Timer:
         _event_record(e0)
         if stage is not None:
             stage.poison()
-        _spin(int(self.lead_ms * self._cycles_per_ms))
+        _spin(int(lead_ms * self._cycles_per_ms))
         if stage is not None:
             stage.load()
         self.flush()

@@ -81,9 +81,24 @@ def test_a_call_that_waits_for_the_device_is_host_bound():
         torch.cuda._sleep(int(0.5 * timer._cycles_per_ms))
         return x.sum().item()
 
-    timed = [timer.time(synchronizing) for _ in range(3)]
+    calls = []
+
+    def counted():
+        calls.append(1)
+        return synchronizing()
+
+    def slow_host():
+        time.sleep(0.003)
+        torch.cuda._sleep(int(0.2 * timer._cycles_per_ms))
+
+    timed, other = [], []
+    for _ in range(4):
+        timed.append(timer.time(counted, key="candidate"))
+        other.append(timer.time(slow_host, key="reference"))
     assert all(t.time.host_bound for t in timed)
     assert all(t.time.call_ms > 0.4 for t in timed)
+    assert len(calls) == 3 + 3, "once host-bound, a model's calls are not retried"
+    assert not any(t.time.host_bound for t in other[1:]), "another model's lead is its own"
 
 
 def test_stale_reference_memory_does_not_pass(evaluate):

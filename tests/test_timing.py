@@ -70,3 +70,48 @@ def test_poison_is_wrong_for_every_dtype_and_load_restores_the_values():
     assert not (buffers[1] == values[1]).any() and not (buffers[2] == values[2]).any()
     stage.load()
     assert all(torch.equal(b, v) for b, v in zip(buffers[:3], values[:3])) and buffers[3] == 3
+
+
+def _once(host_ms, log):
+    """A fake CUDA attempt: the device reaches the start event 0.01 ms after the lead ends."""
+    from kbharness.timing import CallTime, Timed
+
+    def once(lead_ms):
+        log.append(lead_ms)
+        return Timed(CallTime(0.1, 1.0, 1.0), "out", None), host_ms(lead_ms), lead_ms + 0.01
+
+    return once
+
+
+def test_a_lead_grows_until_the_call_is_queued_and_keeps_that_length():
+    from kbharness.timing import FIRST_LEAD_MS, Lead
+
+    lead, log = Lead(), []
+    once = _once(lambda lead_ms: 1.0, log)
+    assert not lead.run(once).time.host_bound
+    assert len(log) == 2 and log[1] > 1.0
+    assert not lead.run(once).time.host_bound
+    assert len(log) == 3 and lead.ms == log[1] > FIRST_LEAD_MS
+
+
+def test_a_model_that_waits_for_the_device_gets_one_attempt_once_it_proved_host_bound():
+    from kbharness.timing import ATTEMPTS, FIRST_LEAD_MS, Lead
+
+    lead, log = Lead(), []
+    once = _once(lambda lead_ms: lead_ms + 0.5, log)
+    assert all(lead.run(once).time.host_bound for _ in range(4))
+    assert len(log) == ATTEMPTS + 3
+    assert lead.ms == FIRST_LEAD_MS
+
+
+def test_one_host_bound_hiccup_keeps_the_lead_and_costs_one_call():
+    from kbharness.timing import Lead
+
+    lead, log = Lead(), []
+    lead.run(_once(lambda lead_ms: 1.0, log))
+    grown = lead.ms
+    assert lead.run(_once(lambda lead_ms: lead_ms + 5.0, log)).time.host_bound
+    assert lead.ms == grown
+    before = len(log)
+    assert not lead.run(_once(lambda lead_ms: 1.0, log)).time.host_bound
+    assert len(log) == before + 1 and lead.ms == grown
