@@ -5,7 +5,7 @@
 # seed completion evaluated (kb sweep, local backend), the speed-of-light table, the
 # leaderboard, and the GPU tests with whatever time is left. KB_BASELINE=0 skips the
 # ceilings and the baseline and uses the committed ones; KB_SPREAD names the pairs whose
-# between-process spread is measured (default level1/34_; empty for none). scripts/gpu_bench.sh is the
+# between-process spread is measured (default level1/34_; KB_SPREAD= for none). scripts/gpu_bench.sh is the
 # second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
@@ -61,7 +61,7 @@ section "leaderboard"
 $KB leaderboard --store "$STORE" --device cuda --csv "$LOG/leaderboard.csv" > "$LOG/leaderboard.log" 2>&1
 cat "$LOG/leaderboard.log"
 
-SPREAD=${KB_SPREAD:-level1/34_}
+SPREAD=${KB_SPREAD-level1/34_}
 if [ -n "$SPREAD" ]; then
     section "between-process spread of memory-bound pairs ($SPREAD), with ncu"
     timeout $(( 90 * $(wc -w <<< "$SPREAD") )) python bench/timer_accuracy.py --repeats 5 \
