@@ -44,6 +44,8 @@ def serve() -> None:
             if readable:
                 chunk = os.read(0, 1 << 16)
                 stdin_open = bool(chunk)
+                if not stdin_open:
+                    _kill_all(pending)
                 buf += chunk
                 *lines, buf = buf.split(b"\n")
                 for line in filter(None, lines):
@@ -58,6 +60,27 @@ def serve() -> None:
             if pid == 0:
                 break
             out.write(json.dumps({"id": pending.pop(pid), "exit": os.waitstatus_to_exitcode(status)}) + "\n")
+
+
+def _kill_all(pending: dict[int, int]) -> None:
+    """The client closed or died: nobody is left to enforce its workers' time limits or read
+    their results, so a worker still running (a hanging candidate) would run forever."""
+    for pid in pending:
+        kill_worker(pid)
+
+
+def kill_worker(pid: int) -> None:
+    """SIGKILL a worker and everything it spawned. A worker forked an instant ago may not
+    have made its own session yet: then there is no group of that id, and the pid is killed."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    except PermissionError:
+        pass
 
 
 def _fork_worker(request: dict, main) -> int:
@@ -169,10 +192,7 @@ class ForkServer:
             self._ready.set()
             for worker in self._workers.values():
                 if worker.pid:
-                    try:
-                        os.killpg(worker.pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
+                    kill_worker(worker.pid)
                 worker.returncode = -9
                 worker._started.set()
                 worker._ended.set()

@@ -90,10 +90,7 @@ def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec:
 
 def kill_group(proc: subprocess.Popen | forkserver.ForkedWorker) -> None:
     """Kill a child started in its own session, with everything it spawned (compilers included)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    forkserver.kill_worker(proc.pid)
     proc.wait()
 
 

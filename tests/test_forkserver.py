@@ -98,3 +98,19 @@ def test_the_server_is_not_fooled_by_candidates_that_patch_torch(evaluate):
     """Candidate code runs only in the forked worker: the next worker sees a clean torch."""
     assert evaluate("patches_torch.py").verdict is Verdict.INCORRECT
     assert evaluate(CANDIDATES / "correct.py").verdict is Verdict.CORRECT
+
+
+def test_workers_still_running_when_the_client_closes_are_ended(tmp_path):
+    """An interrupted run may leave a worker it never learned the pid of; closing must not
+    wait for it forever."""
+    server = forkserver.ForkServer(child_env())
+    assert server.wait_ready(120)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    os.mkfifo(run_dir / "spec.json")  # reading it blocks: a worker that never ends
+    stuck = server.spawn(str(run_dir), str(tmp_path / "log.txt"), dict(os.environ))
+    closing = threading.Thread(target=server.close, daemon=True)
+    closing.start()
+    closing.join(30)
+    assert not closing.is_alive()
+    assert _ended(stuck.pid)
