@@ -39,7 +39,10 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
            "--solution", str(CANDIDATES / "correct.py"), "--solution", str(CANDIDATES / "hang.py"),
            "--store", str(store), "--cache-dir", str(build_cache), *fast]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # A shell without job control starts background jobs with SIGINT ignored, and Python keeps
+    # an inherited SIG_IGN: give the run the default, as a terminal's Ctrl-C would find it.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (store.exists() and store.read_text().count("\n") == 1):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
