@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from kbharness.isolate import failure_record, run_isolated
+from kbharness.isolate import Stopped, failure_record, run_isolated
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
 
@@ -51,28 +51,42 @@ class LocalBackend:
             return
         lock = threading.Lock()
         done: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        evaluating: set[threading.Thread] = set()
 
         def worker(gpu: int) -> None:
+            me = threading.current_thread()
             try:
-                while True:
+                while not stop.is_set():
                     with lock:
                         item = next(numbered, None)
                     if item is None:
                         return
                     i, spec = item
-                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None)))
+                    evaluating.add(me)
+                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None, stop=stop)))
+                    evaluating.discard(me)
+            except Stopped:
+                pass
             finally:
                 done.put(None)
 
         for g in range(n):
             threading.Thread(target=worker, args=(g,), daemon=True).start()
         live = n
-        while live:
-            item = done.get()
-            if item is None:
-                live -= 1
-            else:
-                yield item
+        try:
+            while live:
+                item = done.get()
+                if item is None:
+                    live -= 1
+                else:
+                    yield item
+        finally:
+            # Interrupted (or abandoned by the caller): the workers still evaluating are killed,
+            # not left running. A thread waiting for its next spec (a build) is not waited for.
+            stop.set()
+            for t in list(evaluating):
+                t.join()
 
 
 def evaluate_shipped(spec_json: str, problem_text: bytes, solution_bytes: bytes) -> dict:

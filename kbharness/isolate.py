@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,19 +29,27 @@ _CUDA_FAULT = ("illegal memory access", "CUDA error", "device-side assert", "uns
 _PACKAGE_ROOT = str(Path(__file__).resolve().parent.parent)
 
 
-def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = None) -> EvalRecord:
+class Stopped(Exception):
+    """The caller asked the evaluation to stop (``stop`` was set); its worker is killed."""
+
+
+def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = None,
+                 stop: threading.Event | None = None) -> EvalRecord:
     """Evaluate in a fresh worker; a compile gets ``compile_timeout_s``, the rest ``timeout_s``.
 
-    With ``gpu``, the worker sees only that GPU (it becomes its ``cuda:0``)."""
+    With ``gpu``, the worker sees only that GPU (it becomes its ``cuda:0``). ``stop`` lets a
+    thread other than the caller's end the evaluation (an interrupted multi-GPU run): the
+    worker is killed and ``Stopped`` raised."""
     run_dir = Path(tempfile.mkdtemp(prefix="kb-", dir=scratch))
     (run_dir / "spec.json").write_text(spec.to_json())
     log_path = run_dir / "log.txt"
     started = time.monotonic()
     proc = _start_worker(run_dir, log_path, child_env(gpu))
     try:
-        timed_out_in = _wait(proc, run_dir, spec)
+        timed_out_in = _wait(proc, run_dir, spec, stop)
     except BaseException:
         kill_group(proc)
+        shutil.rmtree(run_dir, ignore_errors=True)
         raise
     result = run_dir / "result.json"
     log_text = log_path.read_text(errors="replace")
@@ -68,13 +77,17 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str]):
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
 
 
-def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec: EvalSpec) -> str | None:
+def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec: EvalSpec,
+          stop: threading.Event | None) -> str | None:
     """Wait for the worker; on a limit, kill it and return the phase it was stuck in."""
     settings = spec.settings
     phase_file = run_dir / "phase"
     phase, phase_started = "start", time.monotonic()
     while proc.poll() is None:
-        time.sleep(POLL_S)
+        if stop is None:
+            time.sleep(POLL_S)
+        elif stop.wait(POLL_S):
+            raise Stopped
         try:
             current = phase_file.read_text()
         except OSError:
@@ -89,8 +102,10 @@ def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec:
 
 
 def kill_group(proc: subprocess.Popen | forkserver.ForkedWorker) -> None:
-    """Kill a child started in its own session, with everything it spawned (compilers included)."""
-    forkserver.kill_worker(proc.pid)
+    """Kill a child started in its own session, with everything it spawned (compilers included).
+    One already reaped is left alone: its pid may belong to another process by now."""
+    if proc.poll() is None:
+        forkserver.kill_worker(proc.pid)
     proc.wait()
 
 

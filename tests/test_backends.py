@@ -1,7 +1,13 @@
 """Backends: the local pool and a real local Ray cluster give the same verdicts; a Ray
-worker lost mid-task is retried, then recorded as lost."""
+worker lost mid-task is retried, then recorded as lost; an interrupted local pool leaves
+no worker running."""
 import os
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -11,12 +17,12 @@ from kbharness.backends import LocalBackend, RayBackend, evaluate_shipped
 from kbharness.results import Verdict
 from kbharness.spec import EvalSpec, Settings
 
-ray = pytest.importorskip("ray")
 NAMES = ["correct.py", "wrong.py", "runtime_error.py", "no_modelnew.py"]
 
 
 @pytest.fixture(scope="module")
 def cluster():
+    ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     yield
@@ -59,3 +65,29 @@ def test_a_lost_worker_is_retried_then_recorded_as_lost(cluster, build_cache, tm
     [(_, lost)] = RayBackend(max_retries=1, task=always_dies).run(spec)
     assert lost.verdict is Verdict.LOST
     assert lost.message.startswith("lost after 2 attempts") and lost.problem == "1/1"
+
+
+def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("KB_FORKSERVER", "0")  # plain processes, which nothing else would end
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the workers' run dirs, to find them
+    settings = Settings(device="cpu", **{**FAST, "timeout_s": 120})
+    specs = [EvalSpec(TINY_PROBLEM, CANDIDATES / "hang.py", settings, build_cache) for _ in range(2)]
+
+    def workers() -> list[str]:
+        found = subprocess.run(["pgrep", "-f", f"kbharness.worker {tmp_path}"], capture_output=True, text=True)
+        return found.stdout.split()
+
+    def interrupt_once_both_run() -> None:
+        deadline = time.monotonic() + 60
+        while len(workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
+    try:
+        threading.Thread(target=interrupt_once_both_run, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            list(LocalBackend(workers=2).run(specs))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert workers() == []
