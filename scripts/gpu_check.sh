@@ -5,7 +5,9 @@
 # seed completion evaluated (kb sweep, local backend), the speed-of-light table, the
 # leaderboard, and the GPU tests with whatever time is left. KB_BASELINE=0 skips the
 # ceilings and the baseline and uses the committed ones; KB_SPREAD names the pairs whose
-# between-process spread is measured (default level1/34_; KB_SPREAD= for none). scripts/gpu_bench.sh is the
+# between-process spread is measured (default level1/34_; KB_SPREAD= for none). The committed
+# record of a GPU model lives in results/<model> (h100, h200: the second word of its name).
+# scripts/gpu_bench.sh is the
 # second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
@@ -16,12 +18,13 @@ STORE="$LOG/evals.jsonl"
 section "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$LOG/gpu.txt"
 python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" | tee -a "$LOG/gpu.txt"
+RECORD=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 
 section "parallel build of every CUDA candidate, in the background"
 $KB build --device cuda --jobs 15 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1 &
 BUILD=$!
 
-BASELINE=results/baseline_cuda.json
+BASELINE=$RECORD/baseline_cuda.json
 if [ "${KB_BASELINE:-1}" = 1 ]; then
     section "ceilings (measured) and the suite's work"
     timeout 90 $KB roofline --all --device cuda > "$LOG/roofline_counts.log" 2>&1
@@ -33,8 +36,11 @@ if [ "${KB_BASELINE:-1}" = 1 ]; then
     timeout 200 $KB baseline --device cuda --runs 50 --time-budget 1 --out "$BASELINE" > "$LOG/baseline.log" 2>&1
     tail -3 "$LOG/baseline.log"
 else
-    section "ceilings and baseline: the committed ones (KB_BASELINE=0)"
-    mkdir -p "$KB_CACHE_DIR"; cp results/h100/ceilings.json "$KB_CACHE_DIR/"
+    section "ceilings and baseline: the committed ones in $RECORD (KB_BASELINE=0)"
+    if [ ! -f "$RECORD/ceilings.json" ] || [ ! -f "$BASELINE" ]; then
+        echo "$RECORD has no ceilings.json and baseline_cuda.json for this GPU: run with KB_BASELINE=1"; exit 1
+    fi
+    mkdir -p "$KB_CACHE_DIR"; cp "$RECORD/ceilings.json" "$KB_CACHE_DIR/"
 fi
 
 section "waiting for builds"
