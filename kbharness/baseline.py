@@ -111,6 +111,21 @@ def write(baselines: list[Baseline], path: Path, settings: Settings) -> None:
     path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
+def read(path: Path, gpu: str | None) -> dict[str, float]:
+    """Each problem's reference median from a baseline file, refused when it was timed on
+    another GPU: an H100's times set against an H200's ceilings would misstate the SOL."""
+    try:
+        doc = json.loads(Path(path).read_text())
+        made_on = doc["env"].get("gpu")
+        times = {p["problem"]: p["median_ms"] for p in doc["problems"] if p.get("median_ms") is not None}
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"{path}: not a baseline file ({type(e).__name__}: {e})") from None
+    if gpu and made_on != gpu:
+        raise ValueError(f"{path}: timed on {made_on or 'the CPU'}, not on this {gpu}; "
+                         "pass --baseline with a file made on this GPU (kb baseline)")
+    return times
+
+
 def _child(settings_json: str, problem_paths: list[str]) -> None:
     from kbharness import env
 

@@ -325,11 +325,9 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
 def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilings_file, baseline_file, cache_dir) -> None:
     """Work, bytes, hardware floor and bound of problems (no candidate needed)."""
-    import json
-
     import torch
 
-    from kbharness import roofline
+    from kbharness import baseline, roofline
     from kbharness.loading import LoadError, load_problem
 
     if not problems and not all_problems:
@@ -346,7 +344,10 @@ def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilin
     baseline_file = baseline_file or Path("results") / f"baseline_{device}.json"
     ref_ms = {}
     if baseline_file.exists():
-        ref_ms = {p["problem"]: p["median_ms"] for p in json.loads(baseline_file.read_text())["problems"]}
+        try:
+            ref_ms = baseline.read(baseline_file, ceilings.device_name if device.startswith("cuda") else None)
+        except ValueError as e:
+            _fail(str(e))
     rows = []
     for p in chosen:
         try:

@@ -1,6 +1,8 @@
 """Reference-only timing: one child times the problems in turn; a crash or hang costs one entry."""
 from pathlib import Path
 
+import pytest
+
 from kbharness import baseline
 from kbharness.problems import discover
 from kbharness.spec import Settings
@@ -43,3 +45,16 @@ def test_a_crash_or_hang_costs_its_own_entry_and_the_rest_are_timed(tmp_path):
     assert got["1/4"].error.startswith("timeout after 12 s")
     for key in ("1/1", "1/3", "1/5"):
         assert len(got[key].times_ms) == 3 and not got[key].error and got[key].env["torch"]
+
+
+def test_a_baseline_is_read_back_and_refused_on_another_gpu(tmp_path):
+    done = [baseline.Baseline("1/1", "P1", (1.0, 2.0, 3.0), env={"gpu": "NVIDIA H100 80GB HBM3"}),
+            baseline.Baseline("1/2", "P2", error="exit 3")]
+    path = tmp_path / "baseline_cuda.json"
+    baseline.write(done, path, Settings(device="cuda"))
+    assert baseline.read(path, "NVIDIA H100 80GB HBM3") == {"1/1": 2.0}
+    with pytest.raises(ValueError, match=r"baseline_cuda.json: timed on NVIDIA H100 80GB HBM3, not on this NVIDIA H200"):
+        baseline.read(path, "NVIDIA H200")
+    path.write_text('{"problems": []}')
+    with pytest.raises(ValueError, match=r"baseline_cuda.json: not a baseline file \(KeyError"):
+        baseline.read(path, None)

@@ -77,3 +77,20 @@ def test_baseline_times_references_alone_and_writes_a_self_describing_file(tmp_p
     slow = by_key["1/3"]  # sleeps 30 ms per call
     assert len(slow["times_ms"]) == 10 and 30.0 <= slow["median_ms"] < 300.0
     assert "Slow_reference" in r.output
+
+
+def test_roofline_sets_the_baseline_against_the_floor_and_names_a_bad_baseline(tmp_path):
+    sheet = tmp_path / "sheet.json"
+    sheet.write_text(json.dumps({"bandwidth_gbs": 100, "fp32_tflops": 1, "tf32_tflops": 1,
+                                 "fp16_tflops": 1, "bf16_tflops": 1}))
+    good = tmp_path / "baseline_cpu.json"
+    good.write_text(json.dumps({"env": {"gpu": None}, "problems": [{"problem": "1/3", "median_ms": 123.4}]}))
+    common = ("roofline", "1/3", "--problems-dir", ROOT / "problems", "--device", "cpu", "--ceilings", sheet)
+    r = invoke(*common, "--baseline", good)
+    assert r.exit_code == 0, r.output
+    assert "123.400 ms" in r.output and "2%" in r.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("not json")
+    r = CliRunner().invoke(main, [str(a) for a in (*common, "--baseline", bad)])
+    assert r.exit_code == 2
+    assert "bad.json: not a baseline file (JSONDecodeError" in r.output and "Traceback" not in r.output
