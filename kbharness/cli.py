@@ -17,6 +17,7 @@ from kbharness import leaderboard as lb
 from kbharness import render
 from kbharness.build import DEFAULT_CACHE_DIR, build_all
 from kbharness.env import default_device
+from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
 from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError
@@ -89,6 +90,9 @@ def eval_options(fn):
                      help="Ray: times a task whose worker was lost is retried before it is recorded as lost."),
         click.option("--against", "against_path", type=ExistingFile, default=None,
                      help="A saved results store to compare with; regressions beyond the speedup's CI are marked."),
+        click.option("--against-threshold", type=click.FloatRange(min=0), default=100 * DEFAULT_THRESHOLD,
+                     show_default=True,
+                     help="Percent a speedup must move, beyond its CI, to count as changed against --against."),
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
     ]
     for option in reversed(options):
@@ -141,6 +145,7 @@ class RunOptions:
     address: str | None
     max_retries: int
     against_path: Path | None
+    against_threshold: float
     build_jobs: int
 
 
@@ -203,9 +208,7 @@ def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) ->
     for line in render.notes(records):
         out.print(line, highlight=False)
     if o.against_path is not None:
-        from kbharness.history import against
-
-        for change in against(records, Store(o.against_path)):
+        for change in against(records, Store(o.against_path), o.against_threshold / 100):
             style = {"regression": "bold red", "improvement": "green"}.get(change.status, "")
             out.print(f"[{style}]{change.text()}[/{style}]" if style else change.text(), highlight=False)
     reused = sum(o.from_store for o in outcomes)

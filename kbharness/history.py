@@ -2,9 +2,12 @@
 
 A record is matched with the newest saved record of the same problem and candidate
 content, or failing that the same problem and file name (an edited kernel), made on the
-same kind of device. A speedup counts as changed only when the saved value lies outside
-the new run's bootstrap 95% interval; a correct candidate that stopped being correct is
-always a regression."""
+same kind of device and the same GPU model: an H100's speedups say nothing of an H200's.
+A speedup counts as changed only when the saved value lies outside the new run's bootstrap
+95% interval and differs by more than ``threshold``: the interval covers one process's timed
+calls, while two processes on one GPU differ by up to about 1% (0.1-0.8% between two H200
+sweeps, 1.3% between two H100 sweeps), so the interval alone marks noise. A correct candidate
+that stopped being correct is always a regression."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,6 +16,8 @@ from typing import Iterable, Sequence
 
 from kbharness.results import EvalRecord
 from kbharness.stats import speedup_ci
+
+DEFAULT_THRESHOLD = 0.02
 
 
 @dataclass(frozen=True)
@@ -36,11 +41,12 @@ class Change:
                 f"(95% CI {lo:.2f}–{hi:.2f})")
 
 
-def _device(r: EvalRecord) -> str:
-    return str(r.env.get("device", "")).split(":")[0]
+def _device(r: EvalRecord) -> tuple[str, str]:
+    return str(r.env.get("device", "")).split(":")[0], str(r.env.get("gpu") or "")
 
 
-def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord]) -> list[Change]:
+def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord],
+            threshold: float = DEFAULT_THRESHOLD) -> list[Change]:
     by_sha, by_name = {}, {}
     for r in sorted(saved, key=lambda r: r.timestamp_utc):
         by_sha[(r.problem, r.solution_sha256, _device(r))] = r
@@ -49,11 +55,11 @@ def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord]) -> list[
     for r in records:
         prev = (by_sha.get((r.problem, r.solution_sha256, _device(r)))
                 or by_name.get((r.problem, Path(r.solution_path).name, _device(r))))
-        changes.append(_change(r, prev))
+        changes.append(_change(r, prev, threshold))
     return changes
 
 
-def _change(now: EvalRecord, before: EvalRecord | None) -> Change:
+def _change(now: EvalRecord, before: EvalRecord | None, threshold: float) -> Change:
     if before is None:
         return Change(now, None, "new")
     if before.correct and not now.correct:
@@ -63,5 +69,7 @@ def _change(now: EvalRecord, before: EvalRecord | None) -> Change:
     if not now.correct or now.speedup is None or before.speedup is None:
         return Change(now, before, "unchanged")
     lo, hi = speedup_ci(now.ref_timing.times_ms, now.new_timing.times_ms)
-    status = "regression" if before.speedup > hi else "improvement" if before.speedup < lo else "unchanged"
+    beyond = abs(now.speedup / before.speedup - 1) > threshold
+    status = ("regression" if beyond and before.speedup > hi else
+              "improvement" if beyond and before.speedup < lo else "unchanged")
     return Change(now, before, status, (lo, hi))

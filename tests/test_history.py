@@ -1,5 +1,6 @@
 """A run against a saved one: matching by content then by name, and changes only beyond the CI."""
 import json
+from dataclasses import replace
 
 from conftest import CANDIDATES, TINY_PROBLEM
 from kbharness.history import against
@@ -28,6 +29,21 @@ def test_changes_beyond_the_interval_and_verdict_changes():
     assert changes[2].text() == "c.py: regression: correct → crash"
     assert changes[3].text() == "d.py: not in the saved run"
     assert against([_rec(speedup=2.0)], [_rec(speedup=2.01)])[0].status == "unchanged"
+
+
+def test_a_run_on_another_gpu_model_is_not_compared():
+    def on(gpu, speedup):
+        return replace(_rec(speedup=speedup), env={"device": "cuda:0", "gpu": gpu})
+
+    assert against([on("NVIDIA H200", 3.0)], [on("NVIDIA H100 80GB HBM3", 2.0)])[0].status == "new"
+    assert against([on("NVIDIA H200", 3.0)], [on("NVIDIA H200", 2.0)])[0].status == "improvement"
+
+
+def test_a_move_outside_the_interval_but_within_the_threshold_is_unchanged():
+    tight = replace(_rec(speedup=2.0), ref_timing=Timing((2.0,) * 30), new_timing=Timing((1.0,) * 30))
+    assert against([tight], [_rec(speedup=2.02)])[0].status == "unchanged"
+    assert against([tight], [_rec(speedup=2.02)], threshold=0.005)[0].status == "regression"
+    assert against([tight], [_rec(speedup=2.1)])[0].status == "regression"
 
 
 def test_compare_against_a_saved_store_marks_the_regression(tmp_path, build_cache):
