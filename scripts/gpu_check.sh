@@ -6,7 +6,7 @@
 # leaderboard, and the GPU tests with whatever time is left. KB_BASELINE=0 skips the
 # ceilings and the baseline and uses the committed ones; KB_SPREAD names the pairs whose
 # between-process spread is measured (default level1/34_; KB_SPREAD= for none). The committed
-# record of a GPU model lives in results/<model> (h100, h200: the second word of its name).
+# record of a GPU model lives in results/<model>; scripts/gpu_reproduce.sh checks it with kb run.
 # scripts/gpu_bench.sh is the
 # second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
@@ -18,7 +18,6 @@ STORE="$LOG/evals.jsonl"
 section "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$LOG/gpu.txt"
 python -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)" | tee -a "$LOG/gpu.txt"
-RECORD=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 
 section "parallel build of every CUDA candidate, in the background"
 $KB build --device cuda --jobs 15 $CANDIDATES $SEEDS tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1 &

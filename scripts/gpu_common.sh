@@ -1,6 +1,7 @@
 # Sourced by scripts/gpu_check.sh and scripts/gpu_bench.sh with a name: logs go to .gpu/NAME
 # and, as one archive on exit (the device tool returns few files), to $OUT/gpu_NAME.tgz;
-# a time budget of $KB_DEADLINE seconds (default 520); the CUDA candidates and seeds.
+# a time budget of $KB_DEADLINE seconds (default 520); the CUDA candidates and seeds; the
+# folder of this GPU model's committed record (results/h100, results/h200: the second word of its name).
 set -uo pipefail
 RUN_NAME=$1
 LOG=.gpu/$RUN_NAME
@@ -14,6 +15,7 @@ left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
 CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
 SEEDS=$(ls solutions/level2/*/seed_*.txt)
+RECORD=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 # Workers are forked from a server that imported torch without touching the GPU; prove a
 # forked child can still create its CUDA context, else fall back to plain worker starts.
 if ! python -c "
