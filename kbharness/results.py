@@ -126,7 +126,7 @@ class CheckResult:
     detail: str = ""
 
 
-# Flag of a timing below the roofline floor: physically impossible, so the CI gate fails it.
+# Flag of a timing well below the roofline floor (roofline.impossible): the CI gate fails it.
 FLAG_IMPOSSIBLE = "faster than the hardware floor"
 TIMING_FIELDS = ("ref_timing", "new_timing", "eager_timing", "compiled_timing")
 

@@ -94,6 +94,14 @@ def test_measured_ceilings_are_cached_by_device_name(tmp_path):
     assert roofline.load_ceilings(torch.device("cpu"), tmp_path) == first
 
 
+def test_only_a_time_well_below_the_measured_floor_is_impossible():
+    fl = roofline.floor(roofline.Work(0.0, 0.0, 4.28e9), CEIL(bandwidth_gbs=4280))
+    assert fl.floor_ms == pytest.approx(1.0)
+    assert not roofline.impossible(0.997, fl)  # an H200 read-only kernel, just past the copy floor
+    assert not roofline.impossible(0.85, fl)
+    assert roofline.impossible(0.7, fl)
+
+
 def test_candidate_faster_than_the_floor_is_flagged(evaluate, tmp_path):
     sheet = tmp_path / "slow_machine.json"
     sheet.write_text(json.dumps({"bandwidth_gbs": 1e-6, "fp32_tflops": 1e-9, "tf32_tflops": 1e-9,
