@@ -7,8 +7,7 @@ A speedup counts as changed only when the saved value lies outside the new run's
 95% interval and differs by more than ``threshold``: the interval covers one process's timed
 calls, while two runs differ by up to about 2% (0.1-0.8% between two H200 sweeps on one
 machine, up to 1.7% on a freshly started one, 1.3% between two H100 sweeps), so the interval
-alone marks noise. A correct candidate
-that stopped being correct is always a regression."""
+alone marks noise. A correct candidate that stopped being correct is always a regression."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,8 +7,8 @@
 # ceilings and the baseline and uses the committed ones; KB_SPREAD names the pairs whose
 # between-process spread is measured (default level1/34_; KB_SPREAD= for none). The committed
 # record of a GPU model lives in results/<model>; scripts/gpu_reproduce.sh checks it with kb run.
-# scripts/gpu_bench.sh is the
-# second call (Ray backend, timer accuracy); bench/throughput.py the third. Logs, the
+# scripts/gpu_bench.sh is the second call (Ray backend, timer accuracy); bench/throughput.py
+# the third. Logs, the
 # store and the baseline go to .gpu/check and, as one archive (the device tool returns
 # few files), to $OUT/gpu_check.tgz. Usage (repository root, on the GPU machine):
 #   bash scripts/gpu_check.sh
