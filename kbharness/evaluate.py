@@ -545,8 +545,9 @@ def _speed_of_light(settings: Settings, found: _Findings) -> None:
     found.roofline = {"tensor_flops": found.work.tensor_flops, "other_flops": found.work.other_flops,
                       "bytes": found.work.bytes, "floor_ms": fl.floor_ms, "compute_ms": fl.compute_ms,
                       "memory_ms": fl.memory_ms, "bound": fl.bound, "ceilings": found.ceilings.__dict__}
-    if found.new_ms and roofline.impossible(statistics.median(found.new_ms), fl):
-        found.flags.append(f"{FLAG_IMPOSSIBLE}: {statistics.median(found.new_ms):.4g} ms measured, "
+    median_ms = statistics.median(found.new_ms) if found.new_ms else None
+    if median_ms is not None and roofline.impossible(median_ms, fl):
+        found.flags.append(f"{FLAG_IMPOSSIBLE}: {median_ms:.4g} ms measured, "
                            f"floor {fl.floor_ms:.4g} ms ({found.work.flops:.3g} flop, {found.work.bytes:.3g} B, "
                            f"{fl.bound}-bound on {found.ceilings.device_name}): physically impossible")
 

@@ -1,4 +1,4 @@
-# Sourced by scripts/gpu_check.sh and scripts/gpu_bench.sh with a name: logs go to .gpu/NAME
+# Sourced by scripts/gpu_check.sh, gpu_reproduce.sh and gpu_bench.sh with a name: logs go to .gpu/NAME
 # and, as one archive on exit (the device tool returns few files), to $OUT/gpu_NAME.tgz;
 # a time budget of $KB_DEADLINE seconds (default 520); the CUDA candidates and seeds; the
 # folder of this GPU model's committed record (results/h100, results/h200: the second word of its name).
