@@ -31,6 +31,9 @@ class Verdict(str, enum.Enum):
     CUDA_ERROR = "cuda error"
     OOM = "oom"
     LOST = "lost"
+    # A limit of the harness, never the candidate's: the reference alone does not fit the device
+    # (or --memory-limit).
+    TOO_LARGE = "too large for device"
 
     def __str__(self) -> str:
         return self.value
@@ -126,8 +129,24 @@ class CheckResult:
     detail: str = ""
 
 
-# Flag of a timing well below the roofline floor (roofline.impossible): the CI gate fails it.
+# Flag of a timing below a bound every correct candidate obeys (roofline.impossible): the CI gate fails it.
 FLAG_IMPOSSIBLE = "faster than the hardware floor"
+# Flag of a problem where a null candidate (zeros, the mean, the input) passes: no verdict on it means
+# anything, so leaderboards leave it out and the gate fails it.
+FLAG_CANNOT_DISCRIMINATE = "problem cannot discriminate"
+# Flag of a problem whose reference differs from itself under the same RNG state: its verdicts are marked
+# and left out of leaderboards.
+FLAG_STOCHASTIC = "stochastic reference"
+# Information only: the candidate beat the floor of the reference's own operators but not the output-write
+# bound (an algebraic rewrite that does less work, worth a look). Fails nothing.
+FLAG_LESS_WORK = "less work than the reference's operators"
+# Flags whose record's speedup cannot be trusted: such records are listed apart from leaderboards and fast_p.
+UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE)
+
+
+def untrusted_reason(flags: tuple[str, ...] | list[str]) -> str:
+    """The first flag that keeps a record out of leaderboards and fast_p, or ''."""
+    return next((f for f in flags if f.startswith(UNTRUSTED_FLAGS)), "")
 TIMING_FIELDS = ("ref_timing", "new_timing", "eager_timing", "compiled_timing")
 
 
@@ -162,6 +181,13 @@ class EvalRecord:
     flags: tuple[str, ...] = ()
     kernels: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
+    # Peak device memory of each model (bytes): "reference", "candidate", and "limit" when capped.
+    memory: dict[str, Any] = field(default_factory=dict)
+    # "reference", or "fp64" when the candidate failed against the reference but met the tolerance
+    # against float64 on the trials it failed.
+    judged_by: str = "reference"
+    # Information that changes no verdict (a float64 run that could not be made, for instance).
+    notes: tuple[str, ...] = ()
     timestamp_utc: str = ""
     schema_version: int = SCHEMA_VERSION
 
@@ -227,6 +253,7 @@ class EvalRecord:
         kw["trials"] = tuple(TrialError(**t) for t in d.get("trials", ()))
         kw["checks"] = tuple(CheckResult(**c) for c in d.get("checks", ()))
         kw["flags"] = tuple(d.get("flags", ()))
+        kw["notes"] = tuple(d.get("notes", ()))
         for key in TIMING_FIELDS:
             t = d.get(key)
             kw[key] = Timing(tuple(t["times_ms"])) if t else None
