@@ -20,8 +20,8 @@ from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError
-from kbharness.store import DEFAULT_STORE, Store
+from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides
+from kbharness.store import DEFAULT_STORE, Store, StoreError
 
 out = Console(soft_wrap=False, width=200)
 err = Console(stderr=True, soft_wrap=True)
@@ -33,6 +33,18 @@ def _fail(message: str) -> None:
     """One line on stderr and exit 2: bad input is the user's to fix, not a traceback."""
     err.print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(2)
+
+
+def _read_store(path: Path) -> list:
+    """The store's records; its unreadable lines named in one warning, a file that is not a store refused."""
+    store = Store(path)
+    try:
+        contents = store.read()
+    except StoreError as e:
+        _fail(str(e))
+    if contents.unreadable:
+        err.print(f"[yellow]warning:[/yellow] {contents.warning(path)}", highlight=False)
+    return contents.records
 
 
 def eval_options(fn):
@@ -152,7 +164,19 @@ class RunOptions:
 def _split(kw: dict) -> tuple[RunOptions, Settings]:
     """The evaluation options' values, parted into run options and judging settings."""
     options = RunOptions(**{f.name: kw.pop(f.name) for f in fields(RunOptions)})
+    if options.backend == "local":
+        _check_device(kw["device"])
     return options, _settings(**kw)
+
+
+def _check_device(device: str | None) -> None:
+    """--device cuda on a machine without a GPU is the user's mistake, not every candidate's load
+    error (a Ray cluster's GPUs are elsewhere, so only the local backend checks)."""
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        _fail("--device cuda: no GPU visible to torch here (torch.cuda.is_available() is False); "
+              "use --device cpu or a machine with a GPU")
 
 
 def _progress() -> Progress:
@@ -162,11 +186,13 @@ def _progress() -> Progress:
 
 
 def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
-    """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 2 with
+    """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 130 with
     every finished record kept."""
     from kbharness.backends import make_backend
 
     store = None if o.no_store else Store(o.store_path)
+    if store is not None:
+        _read_store(o.store_path)  # warns of damaged lines, refuses a file that is not a store, before any work
     progress = None if o.quiet else _progress()
     task = progress.add_task("evaluating", total=len(jobs), failed=0, rate="") if progress else None
     started, failed = time.monotonic(), 0
@@ -191,7 +217,9 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
                              make_backend(o.backend, o.address, o.max_retries), on_done,
                              build_jobs=o.build_jobs if o.backend == "local" else 0)
     except KeyboardInterrupt:
-        _fail("interrupted; every finished evaluation is in the store")
+        kept = "nothing was stored (--no-store)" if o.no_store else f"every finished evaluation is in the store ({o.store_path})"
+        err.print(f"interrupted; {kept}", highlight=False)
+        sys.exit(130)  # 128 + SIGINT, as shells report a Ctrl-C; 2 is a usage error
     except ImportError as e:
         _fail(f"backend {o.backend!r} needs a package that is not installed ({e.name}); pip install 'kbharness[ray]'")
     finally:
@@ -200,6 +228,11 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
 
 
 def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) -> list:
+    for problem_path in dict.fromkeys(j.problem.path for j in jobs):
+        try:
+            check_size_overrides(problem_path, settings.size_overrides)
+        except SpecError as e:
+            _fail(str(e))
     outcomes = _run_jobs(jobs, settings, o)
     records = [o.record for o in outcomes]
     device = records[0].env.get("gpu") or settings.device if records else settings.device
@@ -208,7 +241,7 @@ def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) ->
     for line in render.notes(records):
         out.print(line, highlight=False)
     if o.against_path is not None:
-        for change in against(records, Store(o.against_path), o.against_threshold / 100):
+        for change in against(records, _read_store(o.against_path), o.against_threshold / 100):
             style = {"regression": "bold red", "improvement": "green"}.get(change.status, "")
             out.print(f"[{style}]{change.text()}[/{style}]" if style else change.text(), highlight=False)
     reused = sum(o.from_store for o in outcomes)
@@ -256,17 +289,18 @@ def run(problem, solutions, problems_dir, solutions_dir, **kw) -> None:
 
 
 @main.command()
-@click.argument("ref", type=ExistingFile)
+@click.argument("ref")
 @click.argument("new", type=ExistingFile)
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @eval_options
-def compare(ref, new, **kw) -> None:
-    """Evaluate candidate NEW against problem file REF."""
+def compare(ref, new, problems_dir, **kw) -> None:
+    """Evaluate candidate NEW against problem REF (LEVEL/ID, part of a name, or a path), as kb run names it."""
     try:
-        prob = resolve(str(ref), Path("."))
+        prob = resolve(ref, problems_dir)
     except ProblemError as e:
         _fail(str(e))
     options, settings = _split(kw)
-    _evaluate([Job(prob, new)], settings, options, title=f"{ref.name}")
+    _evaluate([Job(prob, new)], settings, options, title=prob.path.name)
 
 
 @main.command()
@@ -304,6 +338,7 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
         chosen = [resolve(p, problems_dir) for p in problems] or discover(problems_dir)
     except ProblemError as e:
         _fail(str(e))
+    _check_device(device)
     device = device or default_device()
     settings = Settings(device=device, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s)
     results = []

@@ -1,6 +1,7 @@
 """What to evaluate and how: the frozen run specification, with every default stated once."""
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import json
@@ -101,3 +102,23 @@ class EvalSpec:
     def from_json(cls, text: str) -> EvalSpec:
         d = json.loads(text)
         return cls(Path(d["problem_path"]), Path(d["solution_path"]), Settings(**d["settings"]), Path(d["cache_dir"]))
+
+
+def check_size_overrides(problem_path: Path, overrides: dict[str, Any]) -> None:
+    """Raise SpecError when an override names no module-level assignment of the problem file.
+
+    Read with ast before anything runs: a mistyped name would otherwise become a stored
+    load error of every candidate. A file that does not parse is left to the evaluation."""
+    if not overrides:
+        return
+    try:
+        tree = ast.parse(Path(problem_path).read_text(), str(problem_path))
+    except (OSError, SyntaxError, ValueError):
+        return
+    names = {t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+             for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+             for t in ast.walk(target) if isinstance(t, ast.Name)}
+    for name in overrides:
+        if name not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise SpecError(f"{problem_path}: no module constant {name!r} to override with a size (it has: {known})")

@@ -1,6 +1,11 @@
 """Each command through click's CliRunner, asserting what a user reads."""
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 
 from click.testing import CliRunner
 
@@ -63,6 +68,58 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path):
     assert r.exit_code == 2 and "no results store yet" in r.output
     r = invoke("run", "1/1", "--problems-dir", FIXTURES / "problems", "--solutions-dir", tmp_path)
     assert r.exit_code == 2 and "no candidates under" in r.output
+
+
+def test_usage_mistakes_exit_2_before_anything_runs_or_is_stored(tmp_path, monkeypatch):
+    import torch
+
+    store = tmp_path / "s.jsonl"
+    common = ("--problems-dir", FIXTURES / "problems", "--store", store, "-q")
+    r = invoke("run", "1/1", "--solution", CANDIDATES / "correct.py", "--size", "batchsize=4", *common)
+    assert r.exit_code == 2
+    assert r.output.strip() == (f"error: {TINY_PROBLEM}: no module constant 'batchsize' to override with a size "
+                                "(it has: batch_size, dim)")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    r = invoke("run", "1/1", "--solution", CANDIDATES / "correct.py", "--device", "cuda", *common)
+    assert r.exit_code == 2 and r.output.startswith("error: --device cuda: no GPU visible")
+    assert len(r.output.strip().splitlines()) == 1
+    r = invoke("compare", "1/99", CANDIDATES / "correct.py", *common)
+    assert r.exit_code == 2 and "1/99: no problem with level 1 and id 99" in r.output
+    assert not store.exists()
+
+
+def test_compare_names_problems_as_run_does(tmp_path):
+    # A size mistake stops after the problem is resolved, so the message shows which one was.
+    for name in ("1/1", "Scale_shift", TINY_PROBLEM):
+        r = invoke("compare", name, CANDIDATES / "correct.py", "--problems-dir", FIXTURES / "problems",
+                   "--size", "nope=1", "--no-store")
+        assert r.exit_code == 2 and f"error: {TINY_PROBLEM}: no module constant 'nope'" in r.output, r.output
+
+
+def test_ctrl_c_exits_130_keeping_every_finished_record(tmp_path, build_cache):
+    sleepy = tmp_path / "sleepy.py"
+    sleepy.write_text((CANDIDATES / "correct.py").read_text().replace(
+        "    def forward(self, x):\n", "    def forward(self, x):\n        time.sleep(1)\n").replace(
+        "import torch.nn", "import time\n\nimport torch.nn"))
+    store = tmp_path / "evals.jsonl"
+    cmd = [sys.executable, "-m", "kbharness.cli", "run", "1/1", "--problems-dir", str(FIXTURES / "problems"),
+           "--solution", str(CANDIDATES / "correct.py"), "--solution", str(sleepy), "--build-jobs", "0",
+           "--store", str(store), "--cache-dir", str(build_cache), *map(str, FAST)]
+    # SIGINT's default disposition, as a terminal's Ctrl-C finds it (background jobs inherit SIG_IGN).
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while not (store.exists() and store.read_text().count("\n") == 1):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    time.sleep(2)  # inside the sleeping candidate's evaluation now
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert f"interrupted; every finished evaluation is in the store ({store})" in err and "Traceback" not in err
+    records = [json.loads(line) for line in store.read_text().splitlines()]
+    assert [(r["verdict"], r["solution_path"].split("/")[-1]) for r in records] == [("correct", "correct.py")]
 
 
 def test_baseline_times_references_alone_and_writes_a_self_describing_file(tmp_path):

@@ -50,7 +50,7 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
     time.sleep(3)  # the hanging candidate's worker is running now
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 2
+    assert proc.returncode == 130
     assert "interrupted; every finished evaluation is in the store" in err
     lines = store.read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["verdict"] == "correct"
