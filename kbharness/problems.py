@@ -1,10 +1,14 @@
 """Finding reference problems and naming them.
 
-A problem lives at ``levelN/ID_Name.py`` (KernelBench's own layout, loaded unchanged);
-users name one by ``LEVEL/ID`` (``2/71``), a unique part of its name, or a path.
+A problem lives at ``levelN/ID_Name.py`` (KernelBench's own layout, loaded unchanged) and
+is keyed ``LEVEL/ID`` (``2/71``). Any other problem file (a scratch problem) is keyed by its
+name and a short hash of its content (``x_scale-3fa9c2d1``): two different files never share
+a key, so their records never share a leaderboard row, and none collides with a suite
+problem. Users name a problem by its key, a unique part of its name, or a path.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +16,8 @@ from pathlib import Path
 _LEVEL_DIR = re.compile(r"^level(\d+)$")
 _PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 _LEVEL_ID = re.compile(r"^(\d+)/(\d+)$")
+_SCRATCH_KEY = re.compile(r"^(.+)-([0-9a-f]{8})$")
+_DIGEST_CHARS = 8
 
 
 class ProblemError(ValueError):
@@ -24,11 +30,14 @@ class Problem:
     id: int
     name: str
     path: Path
+    # Short content hash of a problem outside a levelN/ID_Name.py tree; '' inside one.
+    digest: str = ""
 
     @property
     def key(self) -> str:
-        """Stable short name, ``level/id``, used in the store and on the command line."""
-        return f"{self.level}/{self.id}"
+        """Stable short name used in the store, in every table and on the command line:
+        ``level/id`` in a levelN tree, else ``stem-digest``."""
+        return f"{self.stem}-{self.digest}" if self.digest else f"{self.level}/{self.id}"
 
     @property
     def stem(self) -> str:
@@ -36,16 +45,19 @@ class Problem:
 
 
 def problem_from_path(path: Path) -> Problem:
-    """A problem file, its level read from the parent folder (``level0`` when it has none)."""
+    """A problem file: ``levelN/ID_Name.py`` gives level and id, any other file a content digest."""
     path = Path(path)
     if not path.is_file():
         raise ProblemError(f"{path}: no such problem file")
     m = _PROBLEM_FILE.match(path.name)
     level_m = _LEVEL_DIR.match(path.parent.name)
-    level = int(level_m.group(1)) if level_m else 0
-    if m:
-        return Problem(level, int(m.group(1)), m.group(2), path)
-    return Problem(level, 0, path.stem, path)
+    if m and level_m:
+        return Problem(int(level_m.group(1)), int(m.group(1)), m.group(2), path)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:_DIGEST_CHARS]
+    except OSError as e:
+        raise ProblemError(f"{path}: cannot read the problem file ({e.strerror})") from None
+    return Problem(0, 0, path.stem, path, digest)
 
 
 def discover(problems_dir: Path) -> list[Problem]:
@@ -68,6 +80,9 @@ def resolve(spec: str, problems_dir: Path) -> Problem:
     as_path = Path(spec)
     if spec.endswith(".py") or as_path.is_file():
         return problem_from_path(as_path)
+    scratch = _SCRATCH_KEY.match(spec)
+    if scratch:
+        return _scratch(spec, scratch.group(1), problems_dir)
     problems = discover(problems_dir)
     m = _LEVEL_ID.match(spec)
     if m:
@@ -87,6 +102,16 @@ def resolve(spec: str, problems_dir: Path) -> Problem:
         raise ProblemError(f"{spec}: no problem under {problems_dir} has that in its name")
     names = ", ".join(f"{p.key} {p.name}" for p in hits[:5])
     raise ProblemError(f"{spec}: matches {len(hits)} problems ({names}{', ...' if len(hits) > 5 else ''}); be more specific")
+
+
+def _scratch(key: str, stem: str, problems_dir: Path) -> Problem:
+    """The file printed as ``key``: named ``stem.py``, under ``problems_dir`` or here."""
+    places = [Path(f"{stem}.py"), *Path(problems_dir).rglob(f"{stem}.py")] if Path(problems_dir).is_dir() \
+        else [Path(f"{stem}.py")]
+    for path in places:
+        if path.is_file() and problem_from_path(path).key == key:
+            return problem_from_path(path)
+    raise ProblemError(f"{key}: no {stem}.py with that content under {problems_dir} or here; pass its path")
 
 
 def solutions_for(problem: Problem, solutions_dir: Path) -> list[Path]:

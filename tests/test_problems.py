@@ -62,3 +62,38 @@ def test_solutions_for_lists_candidate_files():
     problem = problem_from_path(ROOT / "problems" / "level2" / "71_Conv2d_Divide_LeakyReLU.py")
     names = [p.name for p in solutions_for(problem, ROOT / "solutions")]
     assert "seed_001.txt" in names and "cpp_fused.py" in names
+
+
+def test_scratch_problems_outside_a_level_tree_get_distinct_keys(tmp_path):
+    a = tmp_path / "a" / "x_scale.py"
+    b = tmp_path / "b" / "x_scale.py"
+    c = tmp_path / "x_scale2.py"
+    for path, body in ((a, "SCALE = 2\n"), (b, "SCALE = 3\n"), (c, "SCALE = 2\n")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    keys = [problem_from_path(p).key for p in (a, b, c)]
+    assert len(set(keys)) == 3
+    assert keys[0].startswith("x_scale-") and len(keys[0]) == len("x_scale-") + 8
+    assert problem_from_path(a).key == problem_from_path(a).key  # stable: the content's hash
+
+
+def test_a_scratch_file_named_like_a_suite_problem_does_not_take_its_key(tmp_path, kernelbench_tree):
+    scratch = tmp_path / "1_x.py"
+    scratch.write_text("X = 1\n")
+    assert problem_from_path(kernelbench_tree / "level1" / "19_ReLU.py").key == "1/19"
+    key = problem_from_path(scratch).key
+    assert key.startswith("1_x-") and "/" not in key
+    unlevelled = tmp_path / "level_one" / "19_ReLU.py"
+    unlevelled.parent.mkdir()
+    unlevelled.write_text("")
+    assert problem_from_path(unlevelled).key.startswith("19_ReLU-")
+
+
+def test_resolve_accepts_the_key_a_scratch_problem_is_shown_by(tmp_path, kernelbench_tree):
+    scratch = kernelbench_tree / "scratch" / "x_scale.py"
+    scratch.parent.mkdir()
+    scratch.write_text("SCALE = 2\n")
+    key = problem_from_path(scratch).key
+    assert resolve(key, kernelbench_tree).path == scratch
+    with pytest.raises(ProblemError, match=r"^x_scale-00000000: no x_scale.py with that content under"):
+        resolve("x_scale-00000000", kernelbench_tree)
