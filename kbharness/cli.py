@@ -2,7 +2,6 @@
 progress and diagnostics to stderr."""
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass, fields
 import os
 import sys
@@ -20,7 +19,7 @@ from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides
+from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, parse_sizes
 from kbharness.store import DEFAULT_STORE, Store, StoreError
 
 out = Console(soft_wrap=False, width=200)
@@ -112,21 +111,8 @@ def eval_options(fn):
     return fn
 
 
-def _parse_sizes(sizes: tuple[str, ...]) -> dict:
-    parsed = {}
-    for item in sizes:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            _fail(f"--size {item!r}: expected NAME=VALUE, e.g. batch_size=8")
-        try:
-            parsed[name] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            _fail(f"--size {item!r}: {value!r} is not a number, tuple or string literal")
-    return parsed
-
-
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline,
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline, memory_limit_gib,
               cuda_graph) -> Settings:
     device = device or default_device()
     if tolerance is not None:
@@ -136,8 +122,9 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
         return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
                         n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), target_ci=target_ci,
                         time_budget_s=time_budget_s,
-                        timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=_parse_sizes(sizes),
+                        timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
+                        memory_limit_gib=memory_limit_gib,
                         cuda_graph=cuda_graph,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:

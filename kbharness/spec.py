@@ -7,7 +7,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 PRECISIONS = ("fp32", "fp16", "bf16")
 # "reference": within tolerance of the reference's output; "fp64": judged against a float64
@@ -102,6 +102,20 @@ class EvalSpec:
     def from_json(cls, text: str) -> EvalSpec:
         d = json.loads(text)
         return cls(Path(d["problem_path"]), Path(d["solution_path"]), Settings(**d["settings"]), Path(d["cache_dir"]))
+
+
+def parse_sizes(items: Sequence[str], option: str = "--size") -> dict[str, Any]:
+    """``NAME=VALUE`` strings (``option``'s, named in errors) as size overrides, values as Python literals."""
+    parsed = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise SpecError(f"{option} {item!r}: expected NAME=VALUE, e.g. batch_size=8")
+        try:
+            parsed[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise SpecError(f"{option} {item!r}: {value!r} is not a number, tuple or string literal") from None
+    return parsed
 
 
 def check_size_overrides(problem_path: Path, overrides: dict[str, Any]) -> None:
