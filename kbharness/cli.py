@@ -112,7 +112,7 @@ def eval_options(fn):
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline, memory_limit_gib,
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline,
               cuda_graph) -> Settings:
     device = device or default_device()
     if tolerance is not None:
@@ -124,7 +124,6 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
                         time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
-                        memory_limit_gib=memory_limit_gib,
                         cuda_graph=cuda_graph,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:
