@@ -286,7 +286,7 @@ def compare(ref, new, problems_dir, **kw) -> None:
     except ProblemError as e:
         _fail(str(e))
     options, settings = _split(kw)
-    _evaluate([Job(prob, new)], settings, options, title=prob.path.name)
+    _evaluate([Job(prob, new)], settings, options, title=f"{prob.key} {prob.name}")
 
 
 @main.command()
@@ -389,16 +389,16 @@ def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilin
               help="Also write the leaderboard to this CSV file.")
 @click.option("--device", default=None, help="Only records made on this device (cpu, cuda).")
 def leaderboard_cmd(store_path: Path, csv_path: Path | None, device: str | None) -> None:
-    """Best correct candidate per problem, fast_p and the geometric-mean speedup."""
+    """Best correct candidate per problem and measured settings, fast_p and the geometric-mean
+    speedup; records whose speedup cannot be trusted are listed apart."""
     if not store_path.exists():
         _fail(f"{store_path}: no results store yet; run kb run or kb compare first")
-    frame = lb.records_frame(Store(store_path))
+    frame = lb.records_frame(_read_store(store_path))
     if device:
         frame = frame[frame["device"].str.startswith(device)]
-    board = lb.leaderboard(frame)
-    if board.empty:
+    if frame.empty:
         _fail(f"{store_path}: no records{' for device ' + device if device else ''}")
-    out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
+    board = _print_leaderboard(frame)
     if csv_path is not None:
         board.to_csv(csv_path, index=False)
         err.print(f"wrote {csv_path}")
@@ -443,8 +443,16 @@ def sweep(paths, problems_dir, manifest, **kw) -> None:
         _fail(f"no candidates with a known problem under {', '.join(map(str, paths))}")
     options, settings = _split(kw)
     records = _evaluate(jobs, settings, options, title="sweep")
-    board = lb.leaderboard(lb.records_frame(records))
+    _print_leaderboard(lb.records_frame(records))
+
+
+def _print_leaderboard(frame):
+    """The leaderboard of ``frame`` with fast_p and geomean, then the records left out of it, and why."""
+    board = lb.leaderboard(frame)
     out.print(render.leaderboard_table(board, lb.fast_p(board), lb.geomean_speedup(board)))
+    for line in render.left_out_lines(lb.left_out(frame)):
+        out.print(line, highlight=False)
+    return board
 
 
 @main.command()
@@ -491,7 +499,7 @@ def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool)
 
     if not store_path.exists():
         _fail(f"{store_path}: no results store yet; run kb run, kb sweep or kb compare first")
-    records = [r for r in Store(store_path) if device is None or str(r.env.get("device", "")).startswith(device)]
+    records = [r for r in _read_store(store_path) if device is None or str(r.env.get("device", "")).startswith(device)]
     if not records:
         _fail(f"{store_path}: no records{' for device ' + device if device else ''}")
     out_dir.mkdir(parents=True, exist_ok=True)

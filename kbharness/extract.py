@@ -47,6 +47,8 @@ def _blocks(text: str) -> tuple[list[tuple[str, str]], bool]:
 
 def extract_code(text: str) -> Extraction:
     """Return the final answer's last python block, or why there is none."""
+    if not text.strip():
+        return Extraction(None, "empty completion")
     reasoned = THINK_END in text
     answer = text.rsplit(THINK_END, 1)[1] if reasoned else text
     blocks, left_open = _blocks(answer)

@@ -1,9 +1,10 @@
 """The CI gate: which candidates fail a build, and JUnit XML that CI systems display.
 
-A candidate passes when it is correct, is not measured faster than the hardware allows
-(a timing that beats the roofline floor is a broken measurement or a cheat), and, with a
-minimum speedup, is at least that fast. Other flags are printed but do not fail the build
-unless ``strict``."""
+A candidate passes when it is correct on a problem that can tell a wrong answer from a right
+one (where a null candidate passes, "correct" means nothing), is not measured faster than the
+hardware allows (a timing that beats the roofline floor is a broken measurement or a cheat),
+and, with a minimum speedup, is at least that fast. Other flags (a stochastic reference, less
+work than the reference's operators, ...) are printed but do not fail the build unless ``strict``."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from kbharness.results import FLAG_IMPOSSIBLE, EvalRecord
+from kbharness.results import FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, EvalRecord
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,9 @@ class GateResult:
 def judge(record: EvalRecord, min_speedup: float | None = None, strict: bool = False) -> GateResult:
     if not record.correct:
         return GateResult(record, f"{record.verdict.value}: {record.message}")
+    blind = [f for f in record.flags if f.startswith(FLAG_CANNOT_DISCRIMINATE)]
+    if blind:
+        return GateResult(record, f"{blind[0]}; a correct verdict on it means nothing")
     impossible = [f for f in record.flags if f.startswith(FLAG_IMPOSSIBLE)]
     if impossible:
         return GateResult(record, impossible[0])

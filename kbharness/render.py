@@ -57,7 +57,11 @@ def timing_text(record: EvalRecord, which: str) -> str:
 
 
 def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
+    """One row per record; a problem column when the records span more than one problem."""
     table = Table(title=title or None, show_lines=False)
+    many = _many_problems(records)
+    if many:
+        table.add_column("problem")
     table.add_column("solution")
     table.add_column("verdict")
     table.add_column("max abs err", justify="right")
@@ -68,8 +72,10 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
     table.add_column("runs", justify="right")
     table.add_column("precision", justify="left")
     table.add_column("SOL (ref → new)", justify="right")
+    table.add_column("peak mem", justify="right")
     for r in records:
         table.add_row(
+            *([r.problem] if many else []),
             Path(r.solution_path).name,
             Text(r.verdict.value, style=_STYLE.get(r.verdict, "magenta")),
             fmt_err(r.max_abs),
@@ -80,8 +86,27 @@ def results_table(records: Sequence[EvalRecord], title: str = "") -> Table:
             str(r.new_timing.n) if r.new_timing else "-",
             _precision_text(r),
             _sol_text(r),
+            fmt_bytes(peak_memory(r)),
         )
     return table
+
+
+def _many_problems(records: Sequence[EvalRecord]) -> bool:
+    return len({r.problem for r in records}) > 1
+
+
+def peak_memory(r: EvalRecord) -> int | None:
+    """The larger of both models' peak device memory in bytes, when it was measured."""
+    peaks = [r.memory[k] for k in ("reference", "candidate") if isinstance(r.memory.get(k), (int, float))]
+    return max(peaks) if peaks else None
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "-"
+    if n >= 2**30:
+        return f"{n / 2**30:.2f} GiB"
+    return f"{n / 2**20:.1f} MiB"
 
 
 def _precision_text(r: EvalRecord) -> str:
@@ -106,11 +131,13 @@ def _sol_text(r: EvalRecord) -> str:
 
 
 def notes(records: Sequence[EvalRecord]) -> list[str]:
-    """What a reader must know beside the table: why a candidate failed, and noisy timings."""
+    """What a reader must know beside the table: flags, notes, why a candidate failed, and noisy timings."""
     lines = []
+    many = _many_problems(records)
     for r in records:
-        name = Path(r.solution_path).name
+        name = f"{r.problem} {Path(r.solution_path).name}" if many else Path(r.solution_path).name
         lines.extend(f"{name}: flagged: {flag}" for flag in r.flags)
+        lines.extend(f"{name}: note: {note}" for note in r.notes)
         if not r.correct:
             lines.append(f"{name}: {r.verdict.value}: {r.message}")
             continue
@@ -137,13 +164,18 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
 
 
 def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: float) -> Table:
+    """The board; a settings column when some row was measured with other than the default settings."""
     caption = "  ".join(f"fast_{p:g}={v:.2f}" for p, v in fast.items()) + f"  geomean speedup={geomean:.2f}×"
     table = Table(title="leaderboard", caption=caption)
-    for col in ("problem", "best solution", "speedup", "reference", "candidate", "SOL", "correct/evaluated"):
-        table.add_column(col, justify="left" if col in ("problem", "best solution") else "right")
+    with_settings = bool((board["measured"].fillna("") != "").any())
+    columns = ("problem", *(("settings",) if with_settings else ()), "best solution", "speedup", "reference",
+               "candidate", "SOL", "correct/evaluated")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("problem", "settings", "best solution") else "right")
     for row in board.itertuples():
         table.add_row(
             row.problem,
+            *((row.measured or "-",) if with_settings else ()),
             Path(row.solution).name if isinstance(row.solution, str) else "-",
             f"{row.speedup:.2f}×" if pd.notna(row.speedup) else "-",
             fmt_ms(row.ref_median_ms) if pd.notna(row.ref_median_ms) else "-",
@@ -152,6 +184,12 @@ def leaderboard_table(board: pd.DataFrame, fast: dict[float, float], geomean: fl
             f"{row.correct}/{row.candidates}",
         )
     return table
+
+
+def left_out_lines(apart: pd.DataFrame, prefix: str = "left out: ") -> list[str]:
+    """``left out: 1/7 zeros.py: problem cannot discriminate: ...``, one per record kept off the board."""
+    return [f"{prefix}{r.problem}{f' ({r.measured})' if r.measured else ''} {Path(r.solution).name}: {r.reason}"
+            for r in apart.itertuples()]
 
 
 def baseline_table(baselines) -> Table:

@@ -1,5 +1,7 @@
 """Reports written from the store: CSV (one row per evaluation, ``leaderboard.COLUMNS``),
-JSON (the full records) and a Markdown summary people read in a pull request or a wiki."""
+JSON (the full records) and a Markdown summary people read in a pull request or a wiki.
+The summary's leaderboards have a row per problem and measured settings, and list apart
+the records left out for a speedup that cannot be trusted."""
 from __future__ import annotations
 
 import json
@@ -11,7 +13,7 @@ from typing import Sequence
 import pandas as pd
 
 from kbharness import leaderboard as lb
-from kbharness.render import fmt_ms
+from kbharness.render import fmt_ms, left_out_lines
 from kbharness.results import EvalRecord
 
 REPORT_FAST_P = (0.0, 0.5, 1.0, 1.5, 2.0)
@@ -47,16 +49,19 @@ def markdown(records: Sequence[EvalRecord], source: str = "") -> str:
     out += ["## Verdicts", "", *md_table(["verdict", "evaluations"], list(counts.items())), ""]
     board = lb.leaderboard(frame)
     board["level"] = lb.level(board)
+    with_settings = bool((board["measured"] != "").any())
     summary = []
     for level, part in board.groupby("level", sort=True):
-        out += [f"## Leaderboard, level {level}", ""]
-        rows = [(r.problem, Path(r.solution).name if isinstance(r.solution, str) else None,
+        label = "problems outside a levelN tree" if level == lb.OTHER_LEVEL else f"level {level}"
+        out += [f"## Leaderboard, {label}", ""]
+        rows = [(r.problem, *((r.measured or None,) if with_settings else ()),
+                 Path(r.solution).name if isinstance(r.solution, str) else None,
                  f"{r.speedup:.2f}×" if pd.notna(r.speedup) else None, fmt_ms(r.ref_median_ms), fmt_ms(r.new_median_ms),
                  f"{100 * r.sol:.0f}% ({r.bound})" if pd.notna(r.sol) else None, f"{r.correct}/{r.candidates}")
                 for r in part.itertuples()]
-        out += [*md_table(["problem", "best solution", "speedup", "reference", "candidate", "SOL",
-                           "correct/evaluated"], rows), ""]
-        summary.append((f"level {level}", part))
+        out += [*md_table(["problem", *(("settings",) if with_settings else ()), "best solution", "speedup",
+                           "reference", "candidate", "SOL", "correct/evaluated"], rows), ""]
+        summary.append((label, part))
     summary.append(("all", board))
     fast_rows = []
     for label, part in summary:
@@ -64,9 +69,14 @@ def markdown(records: Sequence[EvalRecord], source: str = "") -> str:
         geo = lb.geomean_speedup(part)
         fast_rows.append((label, len(part), *(f"{fast[p]:.2f}" for p in REPORT_FAST_P),
                           None if math.isnan(geo) else f"{geo:.2f}×"))
+    apart = left_out_lines(lb.left_out(frame), prefix="- ")
     out += ["## fast_p and geometric-mean speedup", "",
-            "fast_p: the fraction of problems whose best candidate is correct and more than p times faster.", "",
+            "fast_p: the fraction of problems (per measured settings) whose best candidate is correct and more than "
+            f"p times faster{'; the records left out below do not count' if apart else ''}.", "",
             *md_table(["", "problems", *(f"fast_{p:g}" for p in REPORT_FAST_P), "geomean"], fast_rows), ""]
+    if apart:
+        out += ["## Left out", "", "Records whose speedup cannot be trusted, kept off the leaderboards and fast_p.", "",
+                *apart, ""]
     builds = frame.dropna(subset=["build_s"]).sort_values("build_s", ascending=False).head(5)
     if not builds.empty:
         out += ["## Slowest compiles", "",

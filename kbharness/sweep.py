@@ -4,7 +4,9 @@ A sweep is handed files and folders; every ``.py``, ``.txt`` or ``.md`` file und
 candidate. Its problem is found, in this order, from:
 
 1. a manifest (``--manifest FILE``): JSON mapping candidate paths, relative to the
-   manifest's folder and possibly with ``*`` wildcards, to a problem (``"2/71"``);
+   manifest's folder and possibly with ``*`` wildcards, to a problem: its key (``"2/71"``,
+   or a scratch problem's ``"x_scale-3fa9c2d1"``) or the path of its file (relative to the
+   manifest's folder);
 2. the folder it sits in: ``.../levelN/<ID>_<Name>/candidate.py``, the layout of
    ``solutions/`` (the folder name is the problem file's stem; its id is what counts);
 3. its file name: ``level_2_problem_71_sample_0.py`` or ``level2_problem71...``, the names
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from kbharness.problems import ProblemError, discover
+from kbharness.problems import ProblemError, discover, resolve
 from kbharness.runner import Job
 
 SUFFIXES = {".py", ".txt", ".md"}
@@ -61,7 +63,8 @@ def load_manifest(path: Path) -> list[tuple[str, str]]:
     if not isinstance(doc, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in doc.items()):
         raise SweepError(f'{path}: a manifest maps candidate paths to problems, e.g. {{"a.py": "2/71"}}')
     base = Path(path).resolve().parent
-    return [(str(base / pattern), problem) for pattern, problem in doc.items()]
+    return [(str(base / pattern), str(base / problem) if problem.endswith(".py") else problem)
+            for pattern, problem in doc.items()]
 
 
 def place(files: list[Path], problems_dir: Path, manifest: Path | None = None) -> tuple[list[Job], list[Unplaced]]:
@@ -73,13 +76,19 @@ def place(files: list[Path], problems_dir: Path, manifest: Path | None = None) -
     rules = load_manifest(manifest) if manifest else []
     jobs, unplaced = [], []
     for f in files:
-        key = _from_manifest(f, rules) or _from_folder(f) or _from_name(f)
+        named = _from_manifest(f, rules)
+        key = named or _from_folder(f) or _from_name(f)
         if key is None:
             unplaced.append(Unplaced(f, "no manifest entry, levelN/ID_Name/ folder or level_N_problem_ID name"))
-        elif key not in by_key:
-            unplaced.append(Unplaced(f, f"problem {key} is not under {problems_dir}"))
-        else:
+        elif key in by_key:
             jobs.append(Job(by_key[key], f))
+        elif named:  # a path or a scratch problem's key
+            try:
+                jobs.append(Job(resolve(key, problems_dir), f))
+            except ProblemError as e:
+                unplaced.append(Unplaced(f, str(e)))
+        else:
+            unplaced.append(Unplaced(f, f"problem {key} is not under {problems_dir}"))
     return jobs, unplaced
 
 

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from conftest import CANDIDATES, FIXTURES, ROOT, TINY_PROBLEM
 from kbharness.cli import main
+from test_store import make
 
 FAST = ["--device", "cpu", "--trials", "2", "--runs", "10", "--warmup", "1", "--time-budget", "1", "-q"]
 
@@ -120,6 +121,77 @@ def test_ctrl_c_exits_130_keeping_every_finished_record(tmp_path, build_cache):
     assert f"interrupted; every finished evaluation is in the store ({store})" in err and "Traceback" not in err
     records = [json.loads(line) for line in store.read_text().splitlines()]
     assert [(r["verdict"], r["solution_path"].split("/")[-1]) for r in records] == [("correct", "correct.py")]
+
+
+def _store_with(path, *lines):
+    good = json.dumps(make(problem="1/1").to_dict())
+    path.write_text("\n".join(good if line is None else line for line in lines) + "\n")
+    return path
+
+
+def test_every_command_that_reads_a_damaged_store_names_its_unreadable_lines(tmp_path):
+    store = _store_with(tmp_path / "s.jsonl", None, "[1, 2, 3]", "42", "garbage", None)
+    warning = f"warning: {store}: 3 unreadable lines skipped (lines 2, 3, 4)"
+    board = invoke("leaderboard", "--store", store)
+    assert board.exit_code == 0 and warning in board.stderr and "1/1" in board.stdout
+    rep = invoke("report", "--store", store, "--out", tmp_path / "rep")
+    assert rep.exit_code == 0 and warning in rep.stderr and "(2 records)" in rep.stdout
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    compared = invoke("compare", TINY_PROBLEM, empty, *FAST, "--store", store)
+    assert compared.exit_code == 0 and warning in compared.stderr
+    assert "empty.txt: no code: empty completion" in compared.stdout
+
+
+def test_a_store_that_is_not_text_is_refused_in_one_line(tmp_path):
+    store = tmp_path / "s.jsonl"
+    store.write_bytes(bytes(range(256)) * 8)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    for args in (("leaderboard",), ("report", "--out", tmp_path / "rep"), ("compare", TINY_PROBLEM, empty, *FAST)):
+        r = invoke(*args, "--store", store)
+        assert r.exit_code == 2, args
+        assert r.output == f"error: {store}: not a results store (binary data, not JSON lines)\n"
+
+
+def test_a_record_stored_after_a_torn_line_stays_readable(tmp_path):
+    store = _store_with(tmp_path / "s.jsonl", None)
+    store.write_text(store.read_text() + '{"problem": "1/1", "verd')
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    r = invoke("compare", TINY_PROBLEM, empty, *FAST, "--store", store)
+    assert r.exit_code == 0
+    board = invoke("leaderboard", "--store", store)
+    assert f"{store}: 1 unreadable line skipped (line 2)" in board.stderr
+    assert "1/2" in board.stdout  # both records: 1 correct of 2 evaluated
+
+
+def test_leaderboard_lists_records_it_leaves_out_and_why(tmp_path):
+    blind = make(problem="1/7", sha="b" * 64, flags=("problem cannot discriminate: an all-zeros output passes",))
+    store = _store_with(tmp_path / "s.jsonl", None, json.dumps(blind.to_dict()))
+    r = invoke("leaderboard", "--store", store)
+    assert r.exit_code == 0
+    assert "left out: 1/7 bbbb.py: problem cannot discriminate: an all-zeros output passes" in r.stdout
+    assert "fast_0=1.00" in r.stdout
+
+
+def test_two_scratch_problems_of_one_name_are_two_leaderboard_rows(tmp_path):
+    store, empty = tmp_path / "s.jsonl", tmp_path / "empty.txt"
+    empty.write_text("")
+    keys = []
+    for folder, scale in (("a", "2.0"), ("b", "3.0")):
+        scratch = tmp_path / folder / "1_Scale_shift.py"
+        scratch.parent.mkdir()
+        scratch.write_text(TINY_PROBLEM.read_text() + f"\nSCALE_FOR_THIS_COPY = {scale}\n")
+        r = invoke("compare", scratch, empty, *FAST, "--store", store)
+        assert r.exit_code == 0, r.output
+        keys.append(json.loads(store.read_text().splitlines()[-1])["problem"])
+        assert r.stdout.lstrip().startswith(f"{keys[-1]} 1_Scale_shift on cpu")  # the title names it by its key
+    assert keys[0] != keys[1] and all(k.startswith("1_Scale_shift-") for k in keys)
+    board = invoke("leaderboard", "--store", store)
+    assert keys[0] in board.stdout and keys[1] in board.stdout and "1/1" not in board.stdout
+    again = invoke("run", keys[1], "--problems-dir", tmp_path, "--solution", empty, *FAST, "--store", store)
+    assert again.exit_code == 0 and "1 of 1 results are from" in again.stdout
 
 
 def test_baseline_times_references_alone_and_writes_a_self_describing_file(tmp_path):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from kbharness.extract import extract_code
+from kbharness.extract import Extraction, extract_code
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "level2"
 SEEDS = {
@@ -53,3 +53,8 @@ def test_truncated_final_block_is_reported_as_truncated():
 def test_tilde_fences_and_untagged_blocks_count_as_python():
     assert extract_code("</think>\n~~~\nx = 1\n~~~\n").code == "x = 1\n"
     assert extract_code("</think>\n```py\ny = 2\n```").code == "y = 2\n"
+
+
+@pytest.mark.parametrize("text", ["", "  \n\t\n"])
+def test_an_empty_completion_says_so(text):
+    assert extract_code(text) == Extraction(None, "empty completion")

@@ -9,11 +9,12 @@ from kbharness.results import EvalRecord, Timing, Verdict
 from test_cli import invoke
 
 
-def _rec(problem, name, verdict, ref=None, new=None, build_s=None, flags=(), t="2026-01-01T00:00:00"):
+def _rec(problem, name, verdict, ref=None, new=None, build_s=None, flags=(), t="2026-01-01T00:00:00", settings=None):
     return EvalRecord(problem=problem, problem_path=f"{problem}.py", solution_path=f"s/{name}", solution_sha256=name,
                       verdict=verdict, ref_timing=Timing((ref,)) if ref else None,
                       new_timing=Timing((new,)) if new else None, build_s=build_s, flags=tuple(flags),
-                      env={"device": "cuda", "gpu": "NVIDIA H100"}, settings_key="k", timestamp_utc=t)
+                      env={"device": "cuda", "gpu": "NVIDIA H100"}, settings=settings or {},
+                      settings_key=str(settings), timestamp_utc=t)
 
 
 RECORDS = [
@@ -47,6 +48,23 @@ def test_markdown_has_leaderboards_per_level_fast_p_verdicts_compiles_and_flags(
     slowest = md.split("## Slowest compiles")[1]
     assert slowest.index("b.py") < slowest.index("a.py") < slowest.index("c.py")
     assert "- 1/2 c.py: no custom kernel" in md
+
+
+def test_markdown_separates_settings_leaves_out_untrusted_records_and_names_scratch_problems():
+    records = [
+        _rec("2/71", "a.py", Verdict.CORRECT, 2.22, 1.0, settings={"size_overrides": {"batch_size": 16}}),
+        _rec("2/71", "a.py", Verdict.CORRECT, 1.25, 1.0, settings={"size_overrides": {"batch_size": 4}}),
+        _rec("1/7", "zeros.py", Verdict.CORRECT, 9.0, 1.0,
+             flags=["problem cannot discriminate: an all-zeros output passes the check"]),
+        _rec("x_scale-3fa9c2d1", "x.py", Verdict.CORRECT, 2.0, 1.0),
+    ]
+    md = markdown(records)
+    assert "| problem | settings | best solution |" in md
+    assert "| 2/71 | batch_size=16 | a.py | 2.22× |" in md and "| 2/71 | batch_size=4 | a.py | 1.25× |" in md
+    assert "## Leaderboard, problems outside a levelN tree" in md and "| x_scale-3fa9c2d1 | - | x.py | 2.00× |" in md
+    assert "## Leaderboard, level 1" not in md
+    assert "| all | 3 | 1.00 | 1.00 | 1.00 | 0.67 | 0.33 |" in md  # 2.22, 1.25, 2.0 and not 9.0
+    assert "## Left out" in md and "- 1/7 zeros.py: problem cannot discriminate: an all-zeros output passes" in md
 
 
 def test_kb_report_writes_three_files(tmp_path):

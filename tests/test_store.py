@@ -8,7 +8,7 @@ from kbharness.store import Store, StoreError
 
 def make(problem="1/1", sha="a" * 64, verdict=Verdict.CORRECT, ref=(2.0, 2.0, 4.0), new=(1.0, 1.0, 3.0), **kw):
     return EvalRecord(problem=problem, problem_path=f"p/{problem}.py", solution_path=f"s/{sha[:4]}.py",
-                      solution_sha256=sha, verdict=verdict, settings_key="k1",
+                      solution_sha256=sha, verdict=verdict, settings_key=kw.pop("settings_key", "k1"),
                       ref_timing=Timing(ref) if ref else None, new_timing=Timing(new) if new else None,
                       trials=(TrialError(43, True, 0.0, 0.0),), checks=(CheckResult("x", True),),
                       env={"device": "cpu", "gpu": None}, timestamp_utc=kw.pop("ts", "2026-11-23T10:00:00+00:00"), **kw)
