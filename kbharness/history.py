@@ -2,7 +2,8 @@
 
 A record is matched with the newest saved record of the same problem and candidate
 content, or failing that the same problem and file name (an edited kernel), made on the
-same kind of device and the same GPU model: an H100's speedups say nothing of an H200's.
+same kind of device and the same GPU model (an H100's speedups say nothing of an H200's) with
+the same measured settings (a batch-4 speedup says nothing of a batch-16 one).
 A speedup counts as changed only when the saved value lies outside the new run's bootstrap
 95% interval and differs by more than ``threshold``: the interval covers one process's timed
 calls, while two runs differ by up to about 2% (0.1-0.8% between two H200 sweeps on one
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from kbharness.leaderboard import measured_settings
 from kbharness.results import EvalRecord
 from kbharness.stats import speedup_ci
 
@@ -41,20 +43,21 @@ class Change:
                 f"(95% CI {lo:.2f}–{hi:.2f})")
 
 
-def _device(r: EvalRecord) -> tuple[str, str]:
-    return str(r.env.get("device", "")).split(":")[0], str(r.env.get("gpu") or "")
+def _measured_on(r: EvalRecord) -> tuple[str, str, str]:
+    """What two records must share for their speedups to be compared: device kind, GPU model, measured settings."""
+    return str(r.env.get("device", "")).split(":")[0], str(r.env.get("gpu") or ""), measured_settings(r.settings)
 
 
 def against(records: Sequence[EvalRecord], saved: Iterable[EvalRecord],
             threshold: float = DEFAULT_THRESHOLD) -> list[Change]:
     by_sha, by_name = {}, {}
     for r in sorted(saved, key=lambda r: r.timestamp_utc):
-        by_sha[(r.problem, r.solution_sha256, _device(r))] = r
-        by_name[(r.problem, Path(r.solution_path).name, _device(r))] = r
+        by_sha[(r.problem, r.solution_sha256, _measured_on(r))] = r
+        by_name[(r.problem, Path(r.solution_path).name, _measured_on(r))] = r
     changes = []
     for r in records:
-        prev = (by_sha.get((r.problem, r.solution_sha256, _device(r)))
-                or by_name.get((r.problem, Path(r.solution_path).name, _device(r))))
+        prev = (by_sha.get((r.problem, r.solution_sha256, _measured_on(r)))
+                or by_name.get((r.problem, Path(r.solution_path).name, _measured_on(r))))
         changes.append(_change(r, prev, threshold))
     return changes
 

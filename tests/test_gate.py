@@ -66,3 +66,21 @@ def test_check_exits_0_when_all_pass_1_on_any_failure_2_on_misuse(tmp_path, buil
     shutil.copy(CANDIDATES / "correct.py", stray)
     misuse = invoke("check", stray, *common)
     assert misuse.exit_code == 2 and "stray.py: no manifest entry" in misuse.output
+
+
+def test_check_fails_a_candidate_on_a_problem_that_cannot_discriminate(tmp_path, build_cache):
+    problem = tmp_path / "problems" / "level1" / "1_Always_zero.py"
+    problem.parent.mkdir(parents=True)
+    problem.write_text("import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+                       "    def forward(self, x):\n        return torch.relu(-torch.abs(x))\n\n\n"
+                       "def get_inputs():\n    return [torch.randn(8, 128)]\n\n\ndef get_init_inputs():\n    return []\n")
+    candidate = tmp_path / "level1" / "1_Always_zero" / "zeros.py"
+    candidate.parent.mkdir(parents=True)
+    candidate.write_text("import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                         "    def forward(self, x):\n        return torch.zeros_like(x)\n")
+    r = invoke("check", candidate, "--problems-dir", tmp_path / "problems", *FAST, "--store", tmp_path / "s.jsonl",
+               "--cache-dir", build_cache)
+    assert r.exit_code == 1, r.output
+    assert "FAIL 1/1" in r.stdout and "problem cannot discriminate: an all-zeros output passes the check" in r.stdout
+    board = invoke("leaderboard", "--store", tmp_path / "s.jsonl")
+    assert "left out: 1/1 zeros.py: problem cannot discriminate" in board.stdout

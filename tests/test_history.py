@@ -39,6 +39,14 @@ def test_a_run_on_another_gpu_model_is_not_compared():
     assert against([on("NVIDIA H200", 3.0)], [on("NVIDIA H200", 2.0)])[0].status == "improvement"
 
 
+def test_a_run_with_other_sizes_is_not_compared():
+    def sized(batch, speedup):
+        return replace(_rec(speedup=speedup), settings={"size_overrides": {"batch_size": batch}})
+
+    assert against([sized(16, 2.2)], [sized(4, 1.25)])[0].status == "new"
+    assert against([sized(16, 2.2)], [sized(16, 1.25)])[0].status == "improvement"
+
+
 def test_a_move_outside_the_interval_but_within_the_threshold_is_unchanged():
     tight = replace(_rec(speedup=2.0), ref_timing=Timing((2.0,) * 30), new_timing=Timing((1.0,) * 30))
     assert against([tight], [_rec(speedup=2.02)])[0].status == "unchanged"

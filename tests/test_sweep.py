@@ -5,6 +5,7 @@ import shutil
 import pytest
 
 from conftest import CANDIDATES, FIXTURES
+from kbharness.problems import problem_from_path
 from kbharness.sweep import SweepError, candidates, place
 from test_cli import FAST, invoke
 
@@ -50,6 +51,23 @@ def test_unknown_problem_and_bad_manifest_are_reported(tmp_path):
         place([f], PROBLEMS, bad)
     with pytest.raises(SweepError, match="nope: no such file or folder"):
         candidates([tmp_path / "nope"])
+
+
+def test_a_manifest_names_a_scratch_problem_by_path_or_key(tmp_path):
+    scratch = tmp_path / "scratch" / "x_scale.py"
+    scratch.parent.mkdir()
+    scratch.write_text((PROBLEMS / "level1" / "1_Scale_shift.py").read_text())
+    by_path, by_key = tmp_path / "a.py", tmp_path / "b.py"
+    by_path.write_text("")
+    by_key.write_text("")
+    manifest = tmp_path / "manifest.json"
+    key = problem_from_path(scratch).key
+    manifest.write_text(json.dumps({"a.py": "scratch/x_scale.py", "b.py": key, "c.py": "x_scale-00000000"}))
+    missing = tmp_path / "c.py"
+    missing.write_text("")
+    jobs, unplaced = place([by_path, by_key, missing], tmp_path / "scratch", manifest)
+    assert [(j.solution.name, j.problem.key) for j in jobs] == [("a.py", key), ("b.py", key)]
+    assert unplaced[0].reason.startswith("x_scale-00000000: no x_scale.py with that content")
 
 
 def test_sweep_evaluates_once_then_resumes_from_the_store(generated, tmp_path, build_cache):
