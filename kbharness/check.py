@@ -75,6 +75,20 @@ def compare(ref: Any, new: Any, atol: float, rtol: float) -> Comparison:
     return Comparison(False, float("inf"), float("inf"), f"reference returned an unsupported {type(ref).__name__}")
 
 
+# Elements compared at a time: the comparison's temporaries stay near this many floats
+# however large the output (a level-1 output can be 6 GiB).
+CHUNK = 2**24
+
+
+def _flat_chunks(ref: torch.Tensor, new: torch.Tensor, work: torch.dtype):
+    """Matching flat slices of both tensors in ``work`` precision, on ``new``'s device (a
+    reference output parked on the host travels one slice at a time)."""
+    r_all, n_all = ref.reshape(-1), new.reshape(-1)
+    for start in range(0, _numel(r_all), CHUNK):
+        r = _to(r_all[start:start + CHUNK], device=new.device, dtype=work)
+        yield r, _to(n_all[start:start + CHUNK], work)
+
+
 def _compare_tensors(ref: torch.Tensor, new: Any, atol: float, rtol: float) -> Comparison:
     inf = float("inf")
     if type(new) is not _Tensor:
@@ -83,40 +97,39 @@ def _compare_tensors(ref: torch.Tensor, new: Any, atol: float, rtol: float) -> C
         return Comparison(False, inf, inf, f"shape {tuple(new.shape)} != reference {tuple(ref.shape)}")
     if new.dtype != ref.dtype:
         return Comparison(False, inf, inf, f"dtype {new.dtype} != reference {ref.dtype}")
-    if new.device != ref.device:
-        new = _to(new, ref.device)
     if _numel(ref) == 0:
         return Comparison(True, 0.0, 0.0)
     if ref.dtype == torch.bool or not (ref.is_floating_point() or ref.is_complex()):
-        same = _equal(new, ref)
+        same = all(_equal(r, n) for r, n in _flat_chunks(ref, new, ref.dtype))
         return Comparison(same, 0.0 if same else inf, 0.0 if same else inf, "" if same else "integer output differs")
     # fp32 differences of nearby values are exact (Sterbenz), so fp64 is needed only for fp64 outputs.
     work = torch.float64 if ref.dtype == torch.float64 else torch.float32
-    r = _to(ref, work)
-    n = _to(new, work)
-    r_fin = _isfinite(r)
-    n_fin = _isfinite(n)
-    bad_nonfinite = _logical_and(r_fin, _logical_not(n_fin))
-    nan_mismatch = _logical_and(_isnan(r), _logical_not(_isnan(n)))
-    inf_mismatch = _logical_and(_logical_not(_logical_or(r_fin, _isnan(r))), _logical_not(_eq(n, r)))
-    both = _logical_and(r_fin, n_fin)
-    diff = _where(both, _abs(_sub(n, r)), _zeros_like(r))
-    max_abs = _item(_amax(diff))
-    abs_r = _abs(_where(r_fin, r, _zeros_like(r)))
-    rel = _where(_gt(abs_r, atol), _div(diff, _where(_gt(abs_r, atol), abs_r, _ones_like(abs_r))), _zeros_like(r))
-    max_rel = _item(_amax(rel))
-    bound = _add(_mul(abs_r, rtol), atol)
-    within = _all(_le(diff, bound))
+    max_abs = max_rel = 0.0
+    bad_nonfinite = outside = 0
+    nonfinite_differ = False
+    for r, n in _flat_chunks(ref, new, work):
+        r_fin = _isfinite(r)
+        n_fin = _isfinite(n)
+        bad_nonfinite += _item(_sum(_logical_and(r_fin, _logical_not(n_fin))))
+        nan_mismatch = _logical_and(_isnan(r), _logical_not(_isnan(n)))
+        inf_mismatch = _logical_and(_logical_not(_logical_or(r_fin, _isnan(r))), _logical_not(_eq(n, r)))
+        nonfinite_differ = nonfinite_differ or bool(_item(_any(nan_mismatch)) or _item(_any(inf_mismatch)))
+        both = _logical_and(r_fin, n_fin)
+        diff = _where(both, _abs(_sub(n, r)), _zeros_like(r))
+        max_abs = max(max_abs, _item(_amax(diff)))
+        abs_r = _abs(_where(r_fin, r, _zeros_like(r)))
+        big = _gt(abs_r, atol)
+        rel = _where(big, _div(diff, _where(big, abs_r, _ones_like(abs_r))), _zeros_like(r))
+        max_rel = max(max_rel, _item(_amax(rel)))
+        outside += _item(_sum(_gt(diff, _add(_mul(abs_r, rtol), atol))))
     reasons = []
-    if _item(_any(bad_nonfinite)):
-        count = _item(_sum(bad_nonfinite))
-        reasons.append(f"{count} NaN/Inf where the reference is finite")
+    if bad_nonfinite:
+        reasons.append(f"{bad_nonfinite} NaN/Inf where the reference is finite")
         max_abs = max_rel = inf
-    if _item(_any(nan_mismatch)) or _item(_any(inf_mismatch)):
+    if nonfinite_differ:
         reasons.append("non-finite values differ from the reference's")
-    if not _item(within):
-        count = _item(_sum(_gt(diff, bound)))
-        reasons.append(f"{count} of {_numel(ref)} elements outside atol={atol:g} rtol={rtol:g} (max abs {max_abs:.3g})")
+    if outside:
+        reasons.append(f"{outside} of {_numel(ref)} elements outside atol={atol:g} rtol={rtol:g} (max abs {max_abs:.3g})")
     return Comparison(not reasons, max_abs, max_rel, "; ".join(reasons))
 
 
@@ -130,20 +143,28 @@ def error_vs(exact: Any, approx: Any) -> tuple[float, float]:
     """(max abs, normalized) error of ``approx`` against a more exact output, in float64.
 
     Normalized error is max |approx - exact| / max |exact|: scale-free, and not blown up by
-    elements near zero the way an elementwise relative error is."""
+    elements near zero the way an elementwise relative error is. An output of another
+    structure or shape, or non-finite where ``exact`` is not, is infinitely far."""
+    inf = float("inf")
     if isinstance(exact, (tuple, list)):
+        if not isinstance(approx, (tuple, list)) or len(approx) != len(exact):
+            return inf, inf
         parts = [error_vs(e, a) for e, a in zip(exact, approx)]
         return max((p[0] for p in parts), default=0.0), max((p[1] for p in parts), default=0.0)
-    if not (isinstance(exact, _Tensor) and isinstance(approx, _Tensor)) or not exact.is_floating_point():
+    if not (isinstance(exact, _Tensor) and exact.is_floating_point()):
         return 0.0, 0.0
-    e = _to(exact, torch.float64)
-    a = _to(_to(approx, exact.device), torch.float64)
-    finite = _logical_and(_isfinite(e), _isfinite(a))
-    diff = _where(finite, _abs(_sub(a, e)), _zeros_like(e))
-    scale = _item(_amax(_where(_isfinite(e), _abs(e), _zeros_like(e)))) if _numel(e) else 0.0
-    max_abs = _item(_amax(diff)) if _numel(e) else 0.0
-    if not _item(_all(finite)):
-        return float("inf"), float("inf")
+    if not isinstance(approx, _Tensor) or approx.shape != exact.shape:
+        return inf, inf
+    if _numel(exact) == 0:
+        return 0.0, 0.0
+    scale = max_abs = 0.0
+    for e, a in _flat_chunks(exact, approx, torch.float64):
+        e_fin = _isfinite(e)
+        if not _item(_all(_logical_or(_logical_not(e_fin), _isfinite(a)))):
+            return inf, inf
+        finite = _logical_and(e_fin, _isfinite(a))
+        max_abs = max(max_abs, _item(_amax(_where(finite, _abs(_sub(a, e)), _zeros_like(e)))))
+        scale = max(scale, _item(_amax(_where(e_fin, _abs(e), _zeros_like(e)))))
     return max_abs, (max_abs / scale if scale > 0 else max_abs)
 
 

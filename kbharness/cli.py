@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from kbharness import leaderboard as lb
 from kbharness import render
-from kbharness.build import DEFAULT_CACHE_DIR, build_all
+from kbharness.build import DEFAULT_CACHE_DIR, build_all, clear_entry, entries, entry_of
 from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
@@ -85,6 +85,9 @@ def eval_options(fn):
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
         click.option("--max-speedup", type=float, default=10.0, show_default=True,
                      help="Flag speedups above this for review."),
+        click.option("--memory-limit", "memory_limit_gib", type=click.FloatRange(min=0), default=0.0,
+                     help="GiB the evaluation may allocate on the GPU (0: all), e.g. 80 to reproduce an 80 GB H100's "
+                          "runs on a larger GPU."),
         click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False), default=None,
                      help="JSON of datasheet peaks (bandwidth_gbs, fp32/tf32/fp16/bf16_tflops) instead of measured ones."),
         click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR,
@@ -112,7 +115,7 @@ def eval_options(fn):
 
 
 def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target_ci, n_warmup, time_budget_s, seed,
-              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline,
+              timeout_s, compile_timeout_s, sizes, judge, backward, max_speedup, ceilings_file, baseline, memory_limit_gib,
               cuda_graph) -> Settings:
     device = device or default_device()
     if tolerance is not None:
@@ -124,6 +127,7 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
                         time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
+                        memory_limit_gib=memory_limit_gib,
                         cuda_graph=cuda_graph,
                         ceilings_file=str(Path(ceilings_file).resolve()) if ceilings_file else "")
     except SpecError as e:
@@ -301,10 +305,43 @@ def build(solutions, device, jobs, cache_dir) -> None:
     failed = 0
     for result in build_all(list(solutions), device, cache_dir, jobs):
         failed += not result.ok
-        status = "built" if result.ok else "failed"
+        status = "failed" if not result.ok else "cached" if result.cached else "built"
         out.print(f"{status:6} {result.seconds:6.1f} s  {result.solution}  {result.message}", highlight=False)
     if failed:
         err.print(f"{failed} of {len(solutions)} builds failed")
+        sys.exit(1)
+
+
+@main.group()
+def cache() -> None:
+    """The build cache: one entry of compiled extensions per candidate and toolchain."""
+
+
+@cache.command("clear")
+@click.argument("solutions", nargs=-1, type=ExistingFile)
+@click.option("--all", "everything", is_flag=True, help="Clear every entry, not only the named candidates'.")
+@click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None,
+              help="The named candidates' entries for this device's architecture.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
+def cache_clear(solutions, everything, device, cache_dir) -> None:
+    """Remove build cache entries so they compile afresh; one a build is running in is left (exit 1)."""
+    if bool(solutions) == everything:
+        _fail("name the candidates whose entries to clear, or pass --all")
+    if everything:
+        targets = {str(e): e for e in entries(cache_dir)}
+    else:
+        device = device or default_device()
+        targets = {str(s): entry_of(s, device, cache_dir) for s in solutions}
+    busy = 0
+    for name, entry in targets.items():
+        if entry is None or not entry.is_dir():
+            out.print(f"not cached  {name}", highlight=False)
+        elif clear_entry(entry):
+            out.print(f"cleared     {name}", highlight=False)
+        else:
+            busy += 1
+            err.print(f"busy: a build is running in {entry}; not cleared", highlight=False)
+    if busy:
         sys.exit(1)
 
 

@@ -46,6 +46,8 @@ class Settings:
     backward: bool = False
     max_speedup: float = 10.0
     ceilings_file: str = ""
+    # GiB torch may allocate on the device (0: all of it), to reproduce a smaller GPU's runs.
+    memory_limit_gib: float = 0.0
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -61,6 +63,8 @@ class Settings:
             raise SpecError(f"check {self.judge!r}: choose one of {', '.join(JUDGES)}")
         if not 0 <= self.target_ci < 1:
             raise SpecError(f"target_ci must be in [0, 1), got {self.target_ci}")
+        if self.memory_limit_gib < 0:
+            raise SpecError(f"memory limit must be non-negative GiB, got {self.memory_limit_gib}")
         for name in ("atol", "rtol"):
             v = getattr(self, name)
             if v is not None and v < 0:

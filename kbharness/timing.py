@@ -2,8 +2,8 @@
 
 On CUDA the call is bracketed by events on the current stream, the L2 cache is overwritten
 just before (so no call is served by data its predecessor left behind), and a host clock
-around the whole thing lets the caller notice device work that outlived the end event
-(work hidden on another stream). On the CPU the same protocol uses ``perf_counter_ns``
+between the timer's stream finishing and the whole device finishing lets the caller notice
+device work that outlived the end event (work hidden on another stream). On the CPU the same protocol uses ``perf_counter_ns``
 and a buffer larger than the last-level cache.
 
 The device must not wait for the host inside the timed region: after a synchronize it is
@@ -33,6 +33,7 @@ _perf_counter_ns = time.perf_counter_ns
 _Event = torch.cuda.Event
 _event_record = torch.cuda.Event.record
 _event_elapsed = torch.cuda.Event.elapsed_time
+_event_sync = torch.cuda.Event.synchronize
 _cuda_sync = torch.cuda.synchronize
 _zero_ = torch.Tensor.zero_
 _sum = torch.Tensor.sum
@@ -55,12 +56,10 @@ class CallTime:
     wall_ms: float
     queued_ms: float
     host_bound: bool = False
-
-    @property
-    def unaccounted_ms(self) -> float:
-        """Wall time that the timer's own stream does not explain (``queued_ms`` covers the flush,
-        the call and ``on_return``): launch latency, or work hidden on another stream."""
-        return self.wall_ms - self.queued_ms
+    # Host time from the timer's stream being done to the whole device being done: work left
+    # on another stream. Two back-to-back host calls, so launch latency and a busy host's
+    # scheduling barely reach it (the whole call's wall clock moved by milliseconds under load).
+    pending_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ class Lead:
         self.ms = start
         self.host_bound = True
         t = timed.time
-        return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, host_bound=True), timed.output, timed.at_return)
+        return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, True, t.pending_ms), timed.output, timed.at_return)
 
 
 class Timer:
@@ -206,7 +205,10 @@ class Timer:
         queued = _perf_counter_ns()
         early = on_return(out)
         _event_record(e3)
+        _event_sync(e3)
+        stream_done = _perf_counter_ns()
         _cuda_sync(self.device)
         t1 = _perf_counter_ns()
-        timed = Timed(CallTime(_event_elapsed(e1, e2), (t1 - t0) / 1e6, _event_elapsed(e0, e3)), out, early)
+        timed = Timed(CallTime(_event_elapsed(e1, e2), (t1 - t0) / 1e6, _event_elapsed(e0, e3),
+                               pending_ms=(t1 - stream_done) / 1e6), out, early)
         return timed, (queued - t0) / 1e6, _event_elapsed(e0, e1)

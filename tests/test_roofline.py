@@ -94,12 +94,20 @@ def test_measured_ceilings_are_cached_by_device_name(tmp_path):
     assert roofline.load_ceilings(torch.device("cpu"), tmp_path) == first
 
 
-def test_only_a_time_well_below_the_measured_floor_is_impossible():
-    fl = roofline.floor(roofline.Work(0.0, 0.0, 4.28e9), CEIL(bandwidth_gbs=4280))
-    assert fl.floor_ms == pytest.approx(1.0)
-    assert not roofline.impossible(0.997, fl)  # an H200 read-only kernel, just past the copy floor
-    assert not roofline.impossible(0.85, fl)
-    assert roofline.impossible(0.7, fl)
+def test_only_a_time_well_below_writing_the_output_is_impossible():
+    # 4.28 GB moved, half of it the output: floor 1 ms, writing the output 0.5 ms
+    fl = roofline.floor(roofline.Work(0.0, 0.0, 4.28e9, output_bytes=2.14e9), CEIL(bandwidth_gbs=4280))
+    assert fl.floor_ms == pytest.approx(1.0) and fl.write_ms == pytest.approx(0.5)
+    assert not roofline.less_work(0.997, fl)  # an H200 read-only kernel, just past the copy floor
+    assert not roofline.less_work(0.85, fl)
+    assert roofline.less_work(0.7, fl) and not roofline.impossible(0.7, fl)  # less work: a rewrite, no fault
+    assert not roofline.impossible(0.45, fl)
+    assert roofline.impossible(0.35, fl)
+
+
+def test_work_counts_the_output_bytes_every_candidate_must_write():
+    relu = load_problem(ROOT / "problems" / "level1" / "3_ReLU.py", SMALL["1/3"])
+    assert roofline.count_work(relu).output_bytes == 1024 * 4
 
 
 def test_candidate_faster_than_the_floor_is_flagged(evaluate, tmp_path):

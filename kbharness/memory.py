@@ -1,0 +1,136 @@
+"""Device memory of an evaluation: a cap, each model's peak, and outputs parked on the host.
+
+An evaluation holds about one trial's working set on the device (that trial's inputs and
+both models' outputs, their parameters, the flush buffer), never every trial at once: a
+level-1 problem can have 6 GiB of input and 6 GiB of output, and keeping six trials of
+them (with float64 copies) ran 139 GiB GPUs out of memory on problems that KernelBench
+evaluates on 80 GB ones. ``--memory-limit`` caps torch's allocator, so a run the size of an
+80 GB H100 is reproduced on a larger GPU.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+# Outputs larger than this wait for the candidate on the host rather than on the device.
+PARK_BYTES = 256 * 2**20
+GIB = 2**30
+
+
+def nbytes(obj: Any) -> int:
+    """Bytes of the tensors in a (nested) output or input list."""
+    if isinstance(obj, torch.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, (tuple, list)):
+        return sum(nbytes(o) for o in obj)
+    return 0
+
+
+def park(obj: Any) -> Any:
+    """``obj`` itself when small, else a host copy: kept results must not crowd the device."""
+    if nbytes(obj) <= PARK_BYTES:
+        return obj
+    return _to_host(obj)
+
+
+def _to_host(obj: Any) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.cpu() if obj.device.type != "cpu" else obj
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_to_host(o) for o in obj)
+    return obj
+
+
+def to_device(obj: Any, device: torch.device) -> Any:
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(to_device(o, device) for o in obj)
+    return obj
+
+
+def apply_limit(device: torch.device, limit_gib: float) -> int | None:
+    """Cap torch's allocator on ``device`` at ``limit_gib``; the cap in bytes, or None."""
+    if device.type != "cuda" or not limit_gib:
+        return None
+    total = torch.cuda.get_device_properties(device).total_memory
+    limit = int(limit_gib * GIB)
+    if limit < total:
+        torch.cuda.set_per_process_memory_fraction(limit / total, device)
+    return min(limit, total)
+
+
+def is_oom(e: BaseException) -> bool:
+    text = str(e).lower()
+    return isinstance(e, (torch.cuda.OutOfMemoryError, MemoryError)) or "out of memory" in text \
+        or "can't allocate memory" in text
+
+
+class PeakMeter:
+    """Each model's peak device memory: its parameters and buffers, the call's inputs, and the
+    most the call allocated beyond what was live when it began. ``evaluation`` is the whole
+    evaluation's peak, the NaN scrub of free memory left out."""
+
+    def __init__(self, device: torch.device, limit: int | None = None):
+        self.cuda = device.type == "cuda"
+        self.device = device
+        self.limit = limit
+        self.peaks: dict[str, int] = {}
+        self.evaluation = 0
+
+    def call(self, who: str, model: torch.nn.Module, inputs: list, fn: Callable[[], Any]) -> Any:
+        if not self.cuda:
+            return fn()
+        torch.cuda.synchronize(self.device)
+        self._fold()
+        base = torch.cuda.memory_allocated(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        out = fn()
+        torch.cuda.synchronize(self.device)
+        extra = torch.cuda.max_memory_allocated(self.device) - base
+        static = sum(nbytes(t) for t in list(model.parameters()) + list(model.buffers())) + nbytes(inputs)
+        self.peaks[who] = max(self.peaks.get(who, 0), static + max(0, extra))
+        return out
+
+    def _fold(self) -> None:
+        self.evaluation = max(self.evaluation, torch.cuda.max_memory_allocated(self.device))
+
+    def forget_scrub(self) -> None:
+        """Called right after the scrub, whose allocation of all free memory is not the evaluation's."""
+        if self.cuda:
+            torch.cuda.reset_peak_memory_stats(self.device)
+
+    def summary(self) -> dict[str, Any]:
+        if not self.cuda:
+            return {}
+        self._fold()
+        out: dict[str, Any] = dict(self.peaks)
+        out["evaluation"] = self.evaluation
+        if self.limit is not None:
+            out["limit"] = self.limit
+        return out
+
+
+def scrub_free_memory(device: torch.device, limit: int | None = None) -> None:
+    """Overwrite memory the reference freed with NaN, so a candidate that returns an
+    uninitialized buffer cannot pass by finding the reference's answer in it."""
+    if device.type != "cuda":
+        return
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    free, _ = torch.cuda.mem_get_info(device)
+    if limit is not None:
+        free = min(free, limit - torch.cuda.memory_reserved(device))
+    size = int(free * 0.9) // 4
+    while size > 2**20:
+        try:
+            poison = torch.empty(size, dtype=torch.float32, device=device)
+        except torch.cuda.OutOfMemoryError:
+            size //= 2
+            continue
+        poison.fill_(float("nan"))
+        del poison
+        break
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
