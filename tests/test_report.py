@@ -1,5 +1,7 @@
 """Reports from the store: CSV columns, JSON records, Markdown sections with the figures."""
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 
@@ -77,28 +79,79 @@ def test_kb_report_writes_three_files(tmp_path):
     assert invoke("report", "--store", tmp_path / "none.jsonl").exit_code == 2
 
 
-def _browser() -> str | None:
+def _html_records(tmp_path):
+    """RECORDS plus what a real store holds: an absolute path under the working directory, a
+    build loaded from the cache (0.1 s), a long flag, a third level."""
+    long = tmp_path / "solutions" / "level2" / "71_Conv2d_Divide_LeakyReLU" / ("sample_" + "x" * 120 + ".py")
+    return RECORDS + [
+        replace(_rec("2/71", "e.py", Verdict.CORRECT, 2.0, 1.0, build_s=0.1), solution_path=str(long)),
+        _rec("3/1", "f.py", Verdict.CORRECT, 5.0, 1.0, build_s=45.0,
+             flags=["implausible speedup: " + "kernel_" * 40]),
+    ]
+
+
+def test_html_figures_label_every_dot_and_keep_one_colour_per_level(tmp_path):
+    from matplotlib.colors import to_hex
+
+    from kbharness import html_report
+
+    frame, board = html_report.frames(_html_records(tmp_path))
+    figs = html_report.figures(frame, board)
+    dots = figs["Speedup per level"].axes[0]
+    assert sorted(t.get_text() for t in dots.texts) == ["1/1", "1/2", "2/71", "3/1"]
+    lines = {line.get_label(): to_hex(line.get_color()) for line in figs["fast_p"].axes[0].lines}
+    bars = {c.get_label(): to_hex(c.patches[0].get_facecolor()) for c in figs["Verdicts per level"].axes[0].containers}
+    for k, level in enumerate(["1", "2", "3"]):
+        colour = to_hex(dots.collections[k].get_facecolor()[0])
+        assert lines[f"level {level}"] == bars[f"level {level}"] == colour
+    assert len({lines["level 1"], lines["level 2"], lines["level 3"]}) == 3
+
+
+PROBE = """<script>window.addEventListener("load", () => {
+  const plots = [...document.querySelectorAll("figure svg")].filter(s => s.getBoundingClientRect().width > 0);
+  document.body.insertAdjacentHTML("beforeend",
+    `<pre id="probe">width=${document.documentElement.scrollWidth} plots=${plots.length}</pre>`);
+});</script>"""
+
+
+def _open_in_chromium(page: Path) -> tuple[str, int, int]:
+    """The page's DOM after load in a 1400 px window, its scroll width and how many plots have a size."""
+    import re
     import shutil
-
-    return next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
-
-
-def test_html_report_opens_in_a_headless_browser_with_every_plot(tmp_path):
     import subprocess
 
     import pytest
 
-    browser = _browser()
-    if browser is None:
-        pytest.skip("no headless browser (apt-get install chromium; .ci/run does)")
+    if shutil.which("chromium") is None:
+        pytest.skip("no chromium (apt-get install chromium; .ci/run does)")
+    probed = page.with_name("probed.html")
+    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    dom = subprocess.run(["chromium", "--headless", "--disable-gpu", "--no-sandbox", "--window-size=1400,900",
+                          "--virtual-time-budget=5000", "--dump-dom", probed.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    m = re.search(r'<pre id="probe">width=(\d+) plots=(\d+)</pre>', dom)
+    assert m, dom[-2000:]
+    return dom, int(m.group(1)), int(m.group(2))
+
+
+def test_html_report_fits_a_1400px_window_with_every_plot_table_and_flag(tmp_path, monkeypatch):
+    wide = tmp_path / "wide.html"
+    wide.write_text('<!doctype html><html><body><div style="width:3000px">x</div></body></html>')
+    assert _open_in_chromium(wide)[1] > 1400  # the probe does see a page that runs past the window
+    monkeypatch.chdir(tmp_path)
     store = tmp_path / "s.jsonl"
-    store.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in RECORDS))
+    store.write_text("".join(json.dumps(r.to_dict()) + "\n" for r in _html_records(tmp_path)))
     r = invoke("report", "--store", store, "--out", tmp_path / "rep", "--html")
     assert r.exit_code == 0, r.output
-    page = tmp_path / "rep" / "report.html"
-    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                          "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    assert 'data-images-loaded="3"' in dom
-    for caption in ("Speedup per level", "fast_p", "Verdicts"):
+    dom, width, plots = _open_in_chromium(tmp_path / "rep" / "report.html")
+    assert width <= 1400 and plots == 3
+    for caption in ("Speedup per level", "fast_p", "Verdicts per level"):
         assert f"<figcaption>{caption}</figcaption>" in dom
-    assert "<td>1/1</td>" in dom and "a.py" in dom
+    assert ">2/71</text>" in dom  # the dots' labels are text in the plot
+    assert "<th>best solution</th>" in dom and "<th>correct / evaluated</th>" in dom and "new_median_ms" not in dom
+    assert "solutions/level2/71_Conv2d_Divide_LeakyReLU/sample_" in dom and str(tmp_path) not in dom
+    assert "<td>level 1</td><td class=\"num\">2</td>" in dom and "<th>fast_0.5</th>" in dom  # per-level fast_p
+    assert "no custom kernel: only library kernels" in dom and "implausible speedup: kernel_" in dom
+    compiles = dom.split("<h2>Slowest compiles</h2>")[1]
+    assert "1 evaluation took under a second to build" in compiles
+    assert compiles.index("70.0 s") < compiles.index("45.0 s") < compiles.index("40.0 s") and "0.1 s" not in compiles
