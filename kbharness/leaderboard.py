@@ -39,7 +39,7 @@ def _g(x: Any) -> str:
 
 def measured_settings(settings: dict[str, Any]) -> str:
     """The settings that change what is measured, where they differ from the defaults, e.g.
-    ``batch_size=16 fp16 tol=1e-3``; '' for a default run."""
+    ``batch_size=16 fp16 tol=0.001``; '' for a default run."""
     parts = [f"{k}={_g(v)}" for k, v in sorted((settings.get("size_overrides") or {}).items())]
     precision = settings.get("precision") or _DEFAULTS.precision
     if precision != _DEFAULTS.precision:
