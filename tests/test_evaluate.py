@@ -201,7 +201,7 @@ def test_compile_error_keeps_the_compiler_log(evaluate):
 # on KernelBench's own tree (issue: KernelBench as it is).
 
 def _problem(name: str):
-    return FIXTURES / "problems" / "level1" / name
+    return FIXTURES / "kernelbench_like" / "level1" / name
 
 
 def _reference_as_candidate(problem, tmp_path):

@@ -150,3 +150,30 @@ def test_cuda_graph_mode_times_replays_and_checks_every_timed_output(evaluate):
     assert not [f for f in graphed.flags if "CUDA graph" in f]
     assert graphed.ref_timing.median_ms < eager.ref_timing.median_ms
     assert any(c.name == "timed outputs match" and c.passed for c in graphed.checks)
+
+
+def _itself(problem, tmp_path):
+    path = tmp_path / f"ref_{problem.stem}.py"
+    path.write_text(problem.read_text() + "\n\nModelNew = Model\n")
+    return path
+
+
+def test_memory_stays_one_trials_working_set_under_a_limit(evaluate, tmp_path):
+    huge = FIXTURES / "kernelbench_like" / "level1" / "11_Huge_input.py"
+    # 2 GiB in, 2 GiB out: six trials kept at once (with float64 copies) would need over 40 GiB.
+    r = evaluate(_itself(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**29},
+                 memory_limit_gib=20)
+    assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
+    gib = 2**30
+    assert r.memory["limit"] == 20 * gib
+    assert 3.5 * gib <= r.memory["reference"] <= 5 * gib  # its input and its output
+    assert 3.5 * gib <= r.memory["candidate"] <= 5 * gib
+    assert r.memory["evaluation"] <= 20 * gib
+    assert r.ref_err_fp64 == 0.0
+
+
+def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
+    huge = FIXTURES / "kernelbench_like" / "level1" / "11_Huge_input.py"
+    r = evaluate(_itself(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**31},
+                 memory_limit_gib=6)
+    assert r.verdict is Verdict.TOO_LARGE, r.message
