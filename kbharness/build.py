@@ -3,25 +3,33 @@
 ``load_inline`` caches by extension *name* in one directory, so two candidates that both
 call their extension ``fused_relu`` would rebuild each other every time. Giving every
 (candidate source, torch, CUDA, GPU arch) its own directory makes the cache content-keyed:
-a repeat evaluation costs ~0.1 s of "compilation", and concurrent builds of the same
-candidate are serialized by torch's own lock file in that directory.
+a repeat evaluation costs ~0.1 s of "compilation". Concurrent builds of one entry are
+serialized by an ``flock`` that dies with its holder (``exclusive_build``), not by torch's
+lock file alone, which a killed build leaves behind.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import sysconfig
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 DEFAULT_CACHE_DIR = Path(os.environ.get("KB_CACHE_DIR", Path.home() / ".cache" / "kbharness"))
+LOCK_FILE = "build.lock"
+WAIT_PHASE = "build-wait"
+_KEY = re.compile(r"[0-9a-f]{20}")
 
 
 def build_key(code: str, device: str) -> str:
@@ -34,9 +42,13 @@ def build_key(code: str, device: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
+def entry_dir(cache_dir: Path, code: str, device: str) -> Path:
+    return Path(cache_dir) / "extensions" / build_key(code, device)
+
+
 def prepare_build_env(cache_dir: Path, code: str, device: str) -> Path:
     """Point torch's extension builder at this candidate's cache directory; return it."""
-    directory = Path(cache_dir) / "extensions" / build_key(code, device)
+    directory = entry_dir(cache_dir, code, device)
     directory.mkdir(parents=True, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(directory)
     scripts = sysconfig.get_path("scripts")
@@ -46,16 +58,98 @@ def prepare_build_env(cache_dir: Path, code: str, device: str) -> Path:
     return directory
 
 
+@contextmanager
+def exclusive_build(phase: Callable[[str], None]) -> Iterator[None]:
+    """Be the only builder of the cache entry torch builds into (``TORCH_EXTENSIONS_DIR``).
+
+    torch's own lock is a file its holder deletes when done: a build killed mid-compile
+    leaves it, and every later build of the entry waits on it forever. This lock is an
+    ``flock`` on an open file, released by the kernel when its holder dies; whoever holds
+    it is the entry's only builder, so a torch lock file found then is stale and removed.
+    Waiting for another process's build is reported as ``phase(WAIT_PHASE)``, and the end
+    of the wait as ``phase("build")``, so that the wait is never charged to the candidate.
+    A directory that is no entry of a kbharness cache (the user's own) is left alone."""
+    root = Path(os.environ.get("TORCH_EXTENSIONS_DIR", "."))
+    if root.parent.name != "extensions" or not _KEY.fullmatch(root.name):
+        yield
+        return
+    with _entry_lock(root, phase):
+        for stale in root.glob("*/lock"):
+            stale.unlink(missing_ok=True)
+        yield
+
+
+@contextmanager
+def _entry_lock(directory: Path, phase: Callable[[str], None] | None) -> Iterator[None]:
+    """The entry's flock; with ``phase`` None, ``BlockingIOError`` instead of waiting. The lock
+    file is checked to still be the one at its path after the wait (``clear_entry`` may have
+    moved the entry away meanwhile)."""
+    path = directory / LOCK_FILE
+    while True:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if phase is None:
+                    raise
+                phase(WAIT_PHASE)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                phase("build")
+            if _is_file_at(fd, path):
+                yield
+                return
+        finally:
+            os.close(fd)
+
+
+def _is_file_at(fd: int, path: Path) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def clear_entry(directory: Path) -> bool:
+    """Remove one cache entry; False, leaving it, while a build of it runs."""
+    if not directory.is_dir():
+        return True
+    trash = directory.with_name(f".{directory.name}.{os.getpid()}.removing")
+    try:
+        with _entry_lock(directory, None):
+            directory.rename(trash)
+    except BlockingIOError:
+        return False
+    shutil.rmtree(trash, ignore_errors=True)
+    return True
+
+
+def entries(cache_dir: Path) -> list[Path]:
+    root = Path(cache_dir) / "extensions"
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+
+
+def entry_of(solution: Path, device: str, cache_dir: Path) -> Path | None:
+    """The entry a candidate builds into for ``device``; None for a completion without code."""
+    from kbharness.loading import read_solution
+
+    source = read_solution(solution)
+    return None if source.code is None else entry_dir(cache_dir, source.code, device)
+
+
 @dataclass(frozen=True)
 class BuildResult:
     solution: str
     ok: bool
     seconds: float
     message: str = ""
+    cached: bool = False
 
 
 def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
-    """Import a candidate once so its extensions land in the cache; runs in a pool worker."""
+    """Import a candidate once so its extensions land in the cache; runs in a pool worker.
+    It is ``cached`` when its entry had extensions and none was rebuilt."""
     import tempfile
 
     from kbharness.loading import LoadError, load_model_new, read_solution
@@ -67,12 +161,19 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
             return BuildResult(solution, False, 0.0, f"no code: {source.reason}")
         if source.needs_cuda and not device.startswith("cuda"):
             return BuildResult(solution, False, 0.0, "needs CUDA; not built for the CPU")
-        prepare_build_env(Path(cache_dir), source.code, device)
+        entry = prepare_build_env(Path(cache_dir), source.code, device)
+        before = _extensions(entry)
         with tempfile.TemporaryDirectory() as scratch:
-            load_model_new(source, Path(scratch))
+            load_model_new(source, Path(scratch), phase=lambda p: print(json.dumps({"phase": p}), flush=True))
     except LoadError as e:
         return BuildResult(solution, False, time.perf_counter() - start, str(e))
-    return BuildResult(solution, True, time.perf_counter() - start)
+    after = _extensions(entry)
+    return BuildResult(solution, True, time.perf_counter() - start, cached=bool(after) and after == before)
+
+
+def _extensions(entry: Path) -> dict[str, int]:
+    """Each built extension of an entry and its modification time (ns)."""
+    return {str(p): p.stat().st_mtime_ns for p in entry.glob("*/*.so")}
 
 
 def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
@@ -117,20 +218,25 @@ class BuildPool:
         from kbharness.isolate import child_env, kill_group
 
         start = time.perf_counter()
-        cmd = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir]
         with self._lock:
             if self._cancelled:
                 return BuildResult(solution, False, 0.0, "build cancelled")
+            parent_alive, alive = os.pipe()
+            cmd = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir, str(parent_alive)]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True, start_new_session=True, env=child_env())
+                                    text=True, start_new_session=True, env=child_env(), pass_fds=(parent_alive,))
             self._running.add(proc)
+        os.close(parent_alive)
         try:
             out, _ = proc.communicate(timeout=self.timeout_s)
         except subprocess.TimeoutExpired:
             kill_group(proc)
+            waited = _last_phase(proc.communicate()[0]) == WAIT_PHASE
             return BuildResult(solution, False, time.perf_counter() - start,
-                               f"build timed out after {self.timeout_s:g} s")
+                               f"gave up after {self.timeout_s:g} s waiting for another process's build of it"
+                               if waited else f"build timed out after {self.timeout_s:g} s")
         finally:
+            os.close(alive)
             with self._lock:
                 self._running.discard(proc)
         lines = out.strip().splitlines()
@@ -144,5 +250,30 @@ class BuildPool:
                                f"build worker died (exit {proc.returncode}): {tail[:300]}")
 
 
+def _last_phase(output: str) -> str:
+    """The last phase a build child announced (``{"phase": ...}`` lines)."""
+    phase = ""
+    for line in output.splitlines():
+        if line.startswith('{"phase": '):
+            phase = json.loads(line)["phase"]
+    return phase
+
+
+def _end_with_parent(fd: int) -> None:
+    """The pool holds the other end of pipe ``fd`` open while it waits for this build; the
+    kernel closes it when the pool's process dies, even by SIGKILL. Then the build is
+    nobody's, and it ends with its compilers instead of running on."""
+    from kbharness.forkserver import kill_session
+
+    def watch() -> None:
+        while os.read(fd, 1):
+            pass
+        kill_session(os.getsid(0))
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 if __name__ == "__main__":
+    _end_with_parent(int(sys.argv[4]))
     print(json.dumps(asdict(build_candidate(sys.argv[1], sys.argv[2], sys.argv[3]))))

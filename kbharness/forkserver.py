@@ -81,6 +81,44 @@ def kill_worker(pid: int) -> None:
             pass
     except PermissionError:
         pass
+    kill_session(pid)
+
+
+def kill_session(sid: int) -> None:
+    """SIGKILL every process of session ``sid`` but the caller. Killing the worker's group is
+    not enough: ninja starts each compiler in a process group of its own, and those ran on
+    with parent pid 1 after an interrupted build. Linux only (``/proc``); elsewhere a no-op."""
+    me, own_group = os.getpid(), os.getpgrp()
+    for _ in range(3):  # a process killed between two scans may have forked once more
+        members = _session_members(sid)
+        for pid, group in members:
+            try:
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
+                elif pid != me:
+                    os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if all(pid == me for pid, _ in members):
+            return
+
+
+def _session_members(sid: int) -> list[tuple[int, int]]:
+    """(pid, process group) of every live process of session ``sid``."""
+    members = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return members
+    for name in filter(str.isdigit, names):
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state, _, group, session = f.read().rsplit(b")", 1)[1].split()[:4]
+        except (OSError, ValueError):
+            continue
+        if int(session) == sid and state != b"Z":
+            members.append((int(name), int(group)))
+    return members
 
 
 def _fork_worker(request: dict, main) -> int:

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kbharness import forkserver
+from kbharness.build import WAIT_PHASE
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
@@ -94,7 +95,7 @@ def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec:
             current = phase
         if current != phase:
             phase, phase_started = current, time.monotonic()
-        limit = settings.compile_timeout_s if phase == "build" else settings.timeout_s
+        limit = settings.compile_timeout_s if phase in ("build", WAIT_PHASE) else settings.timeout_s
         if time.monotonic() - phase_started > limit:
             kill_group(proc)
             return phase
@@ -113,6 +114,9 @@ def _classify_death(returncode: int, timed_out_in: str | None, log: str, spec: E
     s = spec.settings
     if timed_out_in == "build":
         return Verdict.COMPILE_TIMEOUT, f"build still running after {s.compile_timeout_s:g} s"
+    if timed_out_in == WAIT_PHASE:
+        return Verdict.LOST, (f"gave up after {s.compile_timeout_s:g} s waiting for another process's build of "
+                              "this candidate; not its verdict, so not stored")
     if timed_out_in is not None:
         return Verdict.TIMEOUT, f"no result after {s.timeout_s:g} s in phase '{timed_out_in}'"
     if any(marker in log for marker in _CUDA_FAULT):

@@ -6,19 +6,22 @@ errors raised here are sorted into a load error or a compile error for the verdi
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import traceback
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from kbharness.build import exclusive_build
 from kbharness.extract import extract_code
 
 COMPLETION_SUFFIXES = {".txt", ".md"}
 _CUDA_MARKERS = re.compile(r"cuda_sources\s*=|__global__|with_cuda\s*=\s*True|<<<")
 _BUILD_FAILED = re.compile(r"Error building extension|error: command .* failed|ninja: build stopped")
+_COMPILER_ERROR = re.compile(r"^(?:\S*/)?(\S.*\berror:.*)$", re.MULTILINE)
 
 
 class LoadError(Exception):
@@ -73,7 +76,7 @@ def exec_module(code: str, filename: str, name: str) -> types.ModuleType:
         sys.modules.pop(name, None)
         text = f"{type(e).__name__}: {e}"
         if _BUILD_FAILED.search(text) or (isinstance(e, ImportError) and "undefined symbol" in str(e)):
-            raise LoadError(_first_line(text), log=text, compile=True) from None
+            raise LoadError(_first_error(text), log=text, compile=True) from None
         raise LoadError(_first_line(text), log=traceback.format_exc()) from None
     return module
 
@@ -100,19 +103,36 @@ def load_problem(path: Path, overrides: dict[str, Any] | None = None) -> types.M
     return module
 
 
-def load_model_new(source: SolutionSource, run_dir: Path) -> type:
-    """Execute a candidate and return its ``ModelNew`` class."""
+def load_model_new(source: SolutionSource, run_dir: Path, phase: Callable[[str], None] | None = None) -> type:
+    """Execute a candidate and return its ``ModelNew`` class. The import (its build) holds the
+    build lock of its cache entry; a wait for another process's build of it is reported to
+    ``phase``, by default written to ``run_dir/phase``, where a worker's parent reads it."""
     assert source.code is not None, "caller checks for missing code first"
     filename = str(source.path)
     if source.path.suffix in COMPLETION_SUFFIXES:
         extracted = Path(run_dir) / (source.path.stem + ".extracted.py")
         extracted.write_text(source.code)
         filename = str(extracted)
-    module = exec_module(source.code, filename, "kb_solution_" + source.sha256[:12])
+    with exclusive_build(phase or (lambda p: _write_phase(Path(run_dir), p))):
+        module = exec_module(source.code, filename, "kb_solution_" + source.sha256[:12])
     model_new = getattr(module, "ModelNew", None)
     if not isinstance(model_new, type):
         raise LoadError(f"{source.path.name}: defines no class ModelNew")
     return model_new
+
+
+def _write_phase(run_dir: Path, phase: str) -> None:
+    """As the worker writes it: renamed into place, never read half-written."""
+    tmp = run_dir / "phase.tmp"
+    tmp.write_text(phase)
+    os.replace(tmp, run_dir / "phase")
+
+
+def _first_error(log: str) -> str:
+    """The compiler's first error (``main.cpp:18:15: error: ...``, its build directory left
+    out), not the command line that ninja prints first; the whole log stays in the record."""
+    found = _COMPILER_ERROR.search(log)
+    return found.group(1)[:300] if found else _first_line(log)
 
 
 def _first_line(text: str, limit: int = 300) -> str:

@@ -13,7 +13,7 @@ from typing import Callable, Iterator, Sequence
 from kbharness.backends import LocalBackend
 from kbharness.build import BuildPool
 from kbharness.problems import Problem
-from kbharness.results import EvalRecord
+from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec, Settings
 from kbharness.store import Store
 
@@ -45,8 +45,10 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
     many parallel builders, and each is evaluated as soon as its build is done, so the GPU
     never waits on a compiler for a candidate whose build has finished. On the CPU,
     evaluation waits for every build: a compiler beside a timing would skew it.
-    An interrupt stops the run; every record appended before it stays. Outcomes come back
-    in the jobs' order."""
+    An interrupt stops the run; every record appended before it stays. A ``lost`` record
+    (the harness lost the evaluation: a Ray worker, a wait for another process's build) is
+    returned but never stored, so the next run evaluates it again. Outcomes come back in
+    the jobs' order."""
     stored = {} if store is None or force else {(r.problem, r.solution_sha256, r.settings_key): r for r in store}
     outcomes: dict[int, Outcome] = {}
     todo = []
@@ -67,7 +69,7 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
 
     try:
         for k, record in (backend or LocalBackend()).run(specs()):
-            if store is not None:
+            if store is not None and record.verdict is not Verdict.LOST:  # the harness's loss, not a verdict
                 store.append(record)
             i = order[k]
             outcomes[i] = Outcome(record, from_store=False)

@@ -52,3 +52,19 @@ def test_cuda_candidates_are_recognised():
 def test_unreadable_solution(tmp_path):
     with pytest.raises(LoadError, match="cannot read"):
         read_solution(tmp_path / "missing.py")
+
+
+def test_a_compile_error_is_named_by_the_compilers_first_error_with_the_whole_log_kept(tmp_path):
+    log = ("Error building extension 'ext': [1/2] c++ -MMD -MF main.o.d -Wno-error=deprecated -c "
+           "/cache/extensions/0a1b/ext/main.cpp -o main.o\nFAILED: main.o\n"
+           "/cache/extensions/0a1b/ext/main.cpp: In function 'at::Tensor f(at::Tensor)':\n"
+           "/cache/extensions/0a1b/ext/main.cpp:18:15: error: expected ';' before '}' token\n"
+           "/cache/extensions/0a1b/ext/main.cpp:20:1: error: expected '}' at end of input\n"
+           "ninja: build stopped: subcommand failed.")
+    candidate = tmp_path / "broken.py"
+    candidate.write_text(f"raise RuntimeError({log!r})\n")
+    with pytest.raises(LoadError) as info:
+        load_model_new(read_solution(candidate), tmp_path)
+    assert info.value.compile
+    assert str(info.value) == "main.cpp:18:15: error: expected ';' before '}' token"
+    assert "[1/2] c++ -MMD" in info.value.log and "main.cpp:20:1: error" in info.value.log
