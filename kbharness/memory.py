@@ -54,10 +54,11 @@ def apply_limit(device: torch.device, limit_gib: float) -> int | None:
     """Cap torch's allocator on ``device`` at ``limit_gib``; the cap in bytes, or None."""
     if device.type != "cuda" or not limit_gib:
         return None
-    total = torch.cuda.get_device_properties(device).total_memory
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    total = torch.cuda.get_device_properties(index).total_memory
     limit = int(limit_gib * GIB)
     if limit < total:
-        torch.cuda.set_per_process_memory_fraction(limit / total, device)
+        torch.cuda.set_per_process_memory_fraction(limit / total, index)
     return min(limit, total)
 
 
