@@ -8,9 +8,9 @@ on clones of the same inputs and every output is compared. Timing interleaves ca
 and reference calls on inputs made fresh for each call and checks every timed output
 too, so checking calls and timed calls look the same to the candidate.
 
-Memory stays at about one trial's working set: a trial's inputs are redrawn from its seed
-when needed, large reference outputs wait on the host, and float64 runs one trial at a
-time. Both models start every call from the same RNG state, so a reference that draws
+Memory stays near one trial's working set: a trial's inputs are redrawn from its seed
+when needed, the reference's outputs wait on the host once they would take more than half
+of the device's cap, and float64 runs one trial at a time. Both models start every call from the same RNG state, so a reference that draws
 random numbers (dropout) is matched by a candidate that draws them the same way.
 """
 from __future__ import annotations
@@ -292,6 +292,7 @@ class _Reference:
         self.redraw = True
         self.stochastic = False
         self.beside_candidate = False
+        self.keeper = memory.Keeper(device, found.meter.limit)
 
     @property
     def who(self) -> str:
@@ -358,23 +359,23 @@ def _reference_trials(ref: _Reference) -> list[Trial]:
             out = ref.call(ref_in, trial.call_seed)
             if i == 0:
                 _check_stochastic(ref, inputs, out, trial.call_seed)
-            if i < n64:
-                out64 = ref.float64(inputs, trial.call_seed)
-                if out64 is not None:
-                    trial.ref_err64 = check.error_vs(out64, out)
-                    trial.out64 = memory.park(out64)
-                del out64
+            out64 = ref.float64(inputs, trial.call_seed) if i < n64 else None
+            if out64 is not None:
+                trial.ref_err64 = check.error_vs(out64, out)
         if settings.backward:
-            trial.ref_grads = memory.park(_guarded(ref.who, lambda: gradients(ref.model, inputs, seed)))
+            trial.ref_grads = ref.keeper.keep(_guarded(ref.who, lambda: gradients(ref.model, inputs, seed)))
         names = controls.passing_on(inputs, out, atol, rtol)
         passing = names if passing is None else passing & names
         trial.ref_aliases_input = any(_shares(r, x) for r in _flat(out) for x in ref_in)
         if not check.compare(_tensors(inputs), _tensors(ref_in), 0.0, 0.0).passed:
-            trial.ref_inputs_after = memory.park(ref_in)
+            trial.ref_inputs_after = ref.keeper.keep(ref_in)
         if not ref.redraw:
-            trial.inputs = memory.park(inputs)
-        trial.ref_out = memory.park(out)
-        del inputs, ref_in, out
+            trial.inputs = ref.keeper.keep(inputs)
+        trial.ref_out = ref.keeper.keep(out)
+        if out64 is not None:
+            # Only what the verdicts of the trials still to come leave room for stays on the device.
+            trial.out64 = ref.keeper.keep(out64, reserve=memory.nbytes(out) * (len(seeds) - 1 - i))
+        del inputs, ref_in, out, out64
         trials.append(trial)
     if not ref.stochastic:
         for name in sorted(passing or ()):

@@ -1,11 +1,12 @@
-"""Device memory of an evaluation: a cap, each model's peak, and outputs parked on the host.
+"""Device memory of an evaluation: a cap, each model's peak, and where kept outputs wait.
 
-An evaluation holds about one trial's working set on the device (that trial's inputs and
-both models' outputs, their parameters, the flush buffer), never every trial at once: a
-level-1 problem can have 6 GiB of input and 6 GiB of output, and keeping six trials of
-them (with float64 copies) ran 139 GiB GPUs out of memory on problems that KernelBench
-evaluates on 80 GB ones. ``--memory-limit`` caps torch's allocator, so a run the size of an
-80 GB H100 is reproduced on a larger GPU.
+An evaluation's device memory is one trial's working set (that trial's inputs and both
+models' outputs, their parameters, the flush buffer) plus the reference's answers kept for
+the trials to come, which wait on the host once they would take more than half of the cap.
+Keeping every trial's inputs, outputs and float64 copies on the device at once ran 139 GiB
+GPUs out of memory on problems that KernelBench evaluates on 80 GB ones (a level-1 problem
+can have 6 GiB of input and 6 GiB of output). ``--memory-limit`` caps torch's allocator, so
+a run the size of an 80 GB H100 is reproduced on a larger GPU.
 """
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from typing import Any, Callable
 
 import torch
 
-# Outputs larger than this wait for the candidate on the host rather than on the device.
-PARK_BYTES = 256 * 2**20
 GIB = 2**30
 
 
@@ -27,11 +26,30 @@ def nbytes(obj: Any) -> int:
     return 0
 
 
-def park(obj: Any) -> Any:
-    """``obj`` itself when small, else a host copy: kept results must not crowd the device."""
-    if nbytes(obj) <= PARK_BYTES:
-        return obj
-    return _to_host(obj)
+class Keeper:
+    """Where the reference's kept answers wait for the candidate: on the device while they fit
+    in half of what the evaluation may allocate, else on the host. Host copies cost a slow
+    round trip per trial (a 6 GiB output took over a minute an evaluation), device copies
+    the memory a 40 GB GPU would not have; the cap decides."""
+
+    def __init__(self, device: torch.device, limit: int | None = None):
+        self.cuda = device.type == "cuda"
+        self.budget = 0
+        if self.cuda:
+            index = device.index if device.index is not None else torch.cuda.current_device()
+            cap = limit if limit is not None else torch.cuda.get_device_properties(index).total_memory
+            self.budget = cap // 2 - torch.cuda.memory_allocated(index)
+        self.used = 0
+
+    def keep(self, obj: Any, reserve: int = 0) -> Any:
+        """``obj`` on the device if it fits with ``reserve`` bytes left for what must come after it."""
+        if not self.cuda:
+            return obj
+        n = nbytes(obj)
+        if self.used + n + reserve <= self.budget:
+            self.used += n
+            return obj
+        return _to_host(obj)
 
 
 def _to_host(obj: Any) -> Any:
