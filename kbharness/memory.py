@@ -41,13 +41,15 @@ class Keeper:
             self.budget = cap // 2 - torch.cuda.memory_allocated(index)
         self.used = 0
 
-    def keep(self, obj: Any, reserve: int = 0) -> Any:
-        """``obj`` on the device if it fits with ``reserve`` bytes left for what must come after it."""
+    def fits(self, obj: Any, reserve: int = 0) -> bool:
+        """Whether ``obj`` fits on the device with ``reserve`` bytes left for what must come after it."""
+        return not self.cuda or self.used + nbytes(obj) + reserve <= self.budget
+
+    def keep(self, obj: Any) -> Any:
         if not self.cuda:
             return obj
-        n = nbytes(obj)
-        if self.used + n + reserve <= self.budget:
-            self.used += n
+        if self.fits(obj):
+            self.used += nbytes(obj)
             return obj
         return _to_host(obj)
 

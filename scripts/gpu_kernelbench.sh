@@ -3,7 +3,8 @@
 # memory cap (KernelBench's own H100s): the tree is fetched into .kernelbench/ (git-ignored,
 # never committed) and carried. Resumable: KB_STORE keeps the records, so a sweep longer
 # than one device call goes on in the next. KB_LOAD=N keeps N compile jobs running on the
-# CPU meanwhile (the load --build-jobs makes). KB_GPU_TESTS=1 runs the GPU tests first.
+# CPU meanwhile (the load --build-jobs makes). KB_GPU_TESTS=1 runs the GPU tests first
+# (KB_GPU_TESTS_K="expr" only those pytest -k selects, without building the CUDA fixtures).
 #   KB_DEADLINE=560 KB_STORE=results/h200/kernelbench/refs.jsonl bash scripts/gpu_kernelbench.sh
 source scripts/gpu_common.sh kernelbench
 TREE=${KB_TREE:-.kernelbench/KernelBench}
@@ -12,9 +13,9 @@ mkdir -p "$(dirname "$STORE")"; touch "$STORE"
 [ -f "$RECORD/ceilings.json" ] && mkdir -p "$KB_CACHE_DIR" && cp "$RECORD/ceilings.json" "$KB_CACHE_DIR/"
 if [ "${KB_GPU_TESTS:-0}" = 1 ]; then
     section "GPU tests (their CUDA fixtures built in parallel first)"
-    [ -z "${KB_GPU_TEST_ARGS:-}" ] && $KB build --device cuda --jobs 15 tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1
+    [ -z "${KB_GPU_TESTS_K:-}" ] && $KB build --device cuda --jobs 15 tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1
     tail -3 "$LOG/build.log" 2>/dev/null
-    timeout $(( $(left) - 60 )) python -m pytest -q -m gpu tests/test_gpu.py ${KB_GPU_TEST_ARGS:-} 2>&1 | tail -25 | tee "$LOG/gpu_tests.log"
+    timeout $(( $(left) - 60 )) python -m pytest -q -m gpu tests/test_gpu.py ${KB_GPU_TESTS_K:+-k "$KB_GPU_TESTS_K"} 2>&1 | tail -25 | tee "$LOG/gpu_tests.log"
 fi
 python scripts/kernelbench.py refs "$TREE" .gpu/kb_refs
 LOADERS=()
