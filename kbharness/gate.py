@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from kbharness.results import FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, EvalRecord
+from kbharness.results import FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE, EvalRecord
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,9 @@ class GateResult:
 def judge(record: EvalRecord, min_speedup: float | None = None, strict: bool = False) -> GateResult:
     if not record.correct:
         return GateResult(record, f"{record.verdict.value}: {record.message}")
-    blind = [f for f in record.flags if f.startswith(FLAG_CANNOT_DISCRIMINATE)]
+    # A problem that cannot discriminate, or whose reference differs from itself (values were not
+    # compared), gives a "correct" that says nothing about the candidate.
+    blind = [f for f in record.flags if f.startswith((FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC))]
     if blind:
         return GateResult(record, f"{blind[0]}; a correct verdict on it means nothing")
     impossible = [f for f in record.flags if f.startswith(FLAG_IMPOSSIBLE)]

@@ -53,7 +53,7 @@ def _key(problem: str) -> tuple[int, int]:
 
 
 def _status(r: dict) -> str:
-    trust = [f.split(":")[0] for f in r.get("flags", []) if f.startswith(TRUST)]
+    trust = list(dict.fromkeys(f.split(":")[0] for f in r.get("flags", []) if f.startswith(TRUST)))
     return r["verdict"] + (f" ({', '.join(trust)})" if trust else "")
 
 
