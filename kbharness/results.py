@@ -1,7 +1,8 @@
 """The records an evaluation produces: plain frozen dataclasses that round-trip through JSON.
 
 Raw samples are kept (``times_ms``); statistics are derived from them, never stored
-rounded, so a record can always be re-summarised.
+rounded, so a record can always be re-summarised. A record carries the schema it was written
+under; ``from_dict`` migrates an older one step by step and refuses a newer one by name.
 """
 from __future__ import annotations
 
@@ -12,7 +13,33 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+
+
+class SchemaError(ValueError):
+    """A record written by a newer kbharness: its fields cannot be trusted to mean what this one reads."""
+
+
+def _v1_to_v2(d: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 added peak memory, the judge of a verdict and notes."""
+    return {"memory": {}, "judged_by": "reference", "notes": [], **d, "schema_version": 2}
+
+
+# Version -> the step that lifts a record of that version to the next one.
+_MIGRATIONS = {1: _v1_to_v2}
+
+
+def migrate(d: dict[str, Any]) -> dict[str, Any]:
+    """The record as this schema reads it; one without ``schema_version`` predates the field (1)."""
+    version = d.get("schema_version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise SchemaError(f"schema {version!r} is not a schema version")
+    if version > SCHEMA_VERSION:
+        raise SchemaError(f"schema {version} is newer than this kbharness reads ({SCHEMA_VERSION})")
+    while version < SCHEMA_VERSION:
+        d = _MIGRATIONS[version](d)
+        version = d["schema_version"]
+    return d
 
 
 class Verdict(str, enum.Enum):
@@ -247,6 +274,8 @@ class EvalRecord:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> EvalRecord:
+        """The record of a stored dict, migrated to this schema; raises SchemaError for a newer one."""
+        d = migrate(d)
         names = {f.name for f in dataclasses.fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         kw["verdict"] = Verdict(d["verdict"])

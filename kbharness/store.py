@@ -5,8 +5,9 @@ fsync'd, so an interrupted run loses no finished record and never leaves half of
 torn last line (power loss mid-write) is set apart with a newline before the next record
 is appended, so it stays one unreadable line instead of swallowing the record after it.
 Unreadable lines are skipped on reading and counted by line number, for the caller to
-report; a file that is not text at all (a NUL byte near its start, or no record and lines
-that are not UTF-8) is refused.
+report, with the reason where there is one beyond damage (a record of a newer schema); a
+file that is not text at all (a NUL byte near its start, or no record and lines that are
+not UTF-8) is refused.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from kbharness.results import EvalRecord
+from kbharness.results import EvalRecord, SchemaError
 
 DEFAULT_STORE = Path("results") / "evals.jsonl"
 # A NUL byte in the first this many bytes marks a binary file (git's heuristic); other damage is per line.
@@ -30,21 +31,25 @@ class StoreError(ValueError):
 
 @dataclass(frozen=True)
 class Contents:
-    """The readable records of a store, and the 1-based numbers of the lines that were not."""
+    """The readable records of a store, the 1-based numbers of the lines that were not, and the
+    reason of each skipped line that is whole but refused (``(7, "schema 3 is newer ...")``)."""
 
     records: list[EvalRecord]
     unreadable: tuple[int, ...]
+    refused: tuple[tuple[int, str], ...] = ()
 
     def warning(self, path: Path) -> str:
-        """One line naming the skipped lines, or '' when every line was a record."""
+        """One line naming the skipped lines and why each refused one was, or '' when every line was a record."""
         n = len(self.unreadable)
         if not n:
             return ""
         named = ", ".join(map(str, self.unreadable[:_LINES_NAMED])) + (", ..." if n > _LINES_NAMED else "")
-        return f"{path}: {n} unreadable line{'s' if n > 1 else ''} skipped (line{'s' if n > 1 else ''} {named})"
+        why = "".join(f"; line {number}: {reason}" for number, reason in self.refused[:_LINES_NAMED])
+        return f"{path}: {n} unreadable line{'s' if n > 1 else ''} skipped (line{'s' if n > 1 else ''} {named}){why}"
 
 
-def _parse(raw: bytes) -> EvalRecord | None:
+def _parse(raw: bytes) -> EvalRecord | str | None:
+    """The line's record, the reason a whole record was refused, or None for a damaged line."""
     try:
         doc = json.loads(raw.decode("utf-8"))
     except ValueError:  # UnicodeDecodeError and JSONDecodeError both are
@@ -53,6 +58,8 @@ def _parse(raw: bytes) -> EvalRecord | None:
         return None
     try:
         return EvalRecord.from_dict(doc)
+    except SchemaError as e:
+        return str(e)
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
@@ -78,7 +85,7 @@ class Store:
         """Every readable record, in file order; raises StoreError for a file that is not text."""
         if not self.path.exists():
             return Contents([], ())
-        records, unreadable, binary = [], [], False
+        records, unreadable, refused, binary = [], [], [], False
         try:
             with open(self.path, "rb") as f:
                 if b"\0" in f.read(_SNIFF_BYTES):
@@ -88,16 +95,19 @@ class Store:
                     if not raw.strip():
                         continue
                     record = _parse(raw)
+                    if isinstance(record, EvalRecord):
+                        records.append(record)
+                        continue
+                    unreadable.append(number)
                     if record is None:
-                        unreadable.append(number)
                         binary = binary or not _is_utf8(raw)
                     else:
-                        records.append(record)
+                        refused.append((number, record))
         except OSError as e:
             raise StoreError(f"{self.path}: cannot read the results store ({e.strerror})") from None
         if binary and not records:
             raise StoreError(f"{self.path}: not a results store (not UTF-8 text, no record in it)")
-        return Contents(records, tuple(unreadable))
+        return Contents(records, tuple(unreadable), tuple(refused))
 
     def __iter__(self) -> Iterator[EvalRecord]:
         return iter(self.read().records)

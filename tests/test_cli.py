@@ -143,6 +143,15 @@ def test_every_command_that_reads_a_damaged_store_names_its_unreadable_lines(tmp
     assert "empty.txt: no code: empty completion" in compared.stdout
 
 
+def test_a_record_of_a_newer_schema_is_named_with_its_reason(tmp_path):
+    newer = json.dumps({**make(problem="1/2").to_dict(), "schema_version": 3})
+    store = _store_with(tmp_path / "s.jsonl", None, newer)
+    board = invoke("leaderboard", "--store", store)
+    assert board.exit_code == 0 and "1/1" in board.stdout
+    assert (f"warning: {store}: 1 unreadable line skipped (line 2); "
+            "line 2: schema 3 is newer than this kbharness reads (2)") in board.stderr
+
+
 def test_a_store_that_is_not_text_is_refused_in_one_line(tmp_path):
     store = tmp_path / "s.jsonl"
     store.write_bytes(bytes(range(256)) * 8)

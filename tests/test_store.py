@@ -81,3 +81,22 @@ def test_a_line_that_is_not_utf8_is_one_unreadable_line(tmp_path):
 
 def test_missing_store_reads_empty(tmp_path):
     assert Store(tmp_path / "none.jsonl").records() == []
+
+
+def test_a_record_of_a_newer_schema_is_reported_by_line_with_the_reason(tmp_path):
+    path = tmp_path / "evals.jsonl"
+    good = make().to_dict()
+    lines = [json.dumps(good), "garbage", json.dumps({**good, "schema_version": 3})]
+    path.write_text("\n".join(lines) + "\n")
+    contents = Store(path).read()
+    assert len(contents.records) == 1 and contents.unreadable == (2, 3)
+    assert contents.warning(path) == (f"{path}: 2 unreadable lines skipped (lines 2, 3); "
+                                      "line 3: schema 3 is newer than this kbharness reads (2)")
+
+
+def test_a_v1_line_is_read_as_schema_2(tmp_path):
+    path = tmp_path / "evals.jsonl"
+    doc = {k: v for k, v in make().to_dict().items() if k not in ("memory", "judged_by", "notes")}
+    path.write_text(json.dumps({**doc, "schema_version": 1}) + "\n")
+    (rec,) = Store(path).records()
+    assert rec == make() and rec.schema_version == 2
