@@ -20,6 +20,8 @@ from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
 
 BACKENDS = ("local", "ray")
+# Times Ray retries a task whose worker was lost before the evaluation is recorded as lost.
+DEFAULT_MAX_RETRIES = 2
 
 
 def visible_gpus() -> int:
@@ -108,7 +110,7 @@ class RayBackend:
     """Each evaluation a Ray task asking for one GPU (or one CPU): a worker lost mid-task is
     retried by Ray up to ``max_retries`` times, then the evaluation is recorded as lost."""
 
-    def __init__(self, address: str | None = None, max_retries: int = 2, num_cpus: int | None = None,
+    def __init__(self, address: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES, num_cpus: int | None = None,
                  task: Callable[[str, bytes, bytes], dict] = evaluate_shipped):
         self.address, self.max_retries, self.num_cpus, self.task = address, max_retries, num_cpus, task
 
@@ -139,7 +141,7 @@ class RayBackend:
                 yield i, failure_record(spec, Verdict.LOST, message, "", 0.0)
 
 
-def make_backend(name: str, address: str | None = None, max_retries: int = 2):
+def make_backend(name: str, address: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES):
     if name == "ray":
         return RayBackend(address=address, max_retries=max_retries)
     return LocalBackend()

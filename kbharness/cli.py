@@ -14,12 +14,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 
 from kbharness import leaderboard as lb
 from kbharness import render
+from kbharness.backends import BACKENDS, DEFAULT_MAX_RETRIES
 from kbharness.build import DEFAULT_CACHE_DIR, build_all, clear_entry, entries, entry_of
 from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, parse_sizes
+from kbharness.spec import (BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, default,
+                            parse_sizes)
 from kbharness.store import DEFAULT_STORE, Store, StoreError
 
 out = Console(soft_wrap=False, width=200)
@@ -50,42 +52,47 @@ def eval_options(fn):
     options = [
         click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None,
                      help="Where to run; default cuda when a GPU is visible, else cpu."),
-        click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True,
+        click.option("--precision", type=click.Choice(PRECISIONS), default=default("precision"), show_default=True,
                      help="Cast floating-point inputs and both models to this dtype."),
         click.option("--tolerance", type=float, default=None,
                      help="Set atol and rtol together (KernelBench v0 used 1e-2); default by precision."),
         click.option("--atol", type=float, default=None, help="Absolute tolerance (overrides --tolerance)."),
         click.option("--rtol", type=float, default=None, help="Relative tolerance (overrides --tolerance)."),
-        click.option("--trials", "n_trials", type=int, default=5, show_default=True,
+        click.option("--trials", "n_trials", type=int, default=default("n_trials"), show_default=True,
                      help="Fresh random input sets checked before timing (plus one unseeded)."),
-        click.option("--runs", "n_runs", type=int, default=1000, show_default=True, help="Timed calls per model, at most."),
-        click.option("--target-ci", type=float, default=0.01, show_default=True,
+        click.option("--runs", "n_runs", type=int, default=default("n_runs"), show_default=True,
+                     help="Timed calls per model, at most."),
+        click.option("--target-ci", type=float, default=default("target_ci"), show_default=True,
                      help="Stop timing once both medians' 95%% intervals are within this fraction (0: run to --runs "
                           "or the budget)."),
-        click.option("--warmup", "n_warmup", type=int, default=5, show_default=True, help="Untimed calls per model first."),
-        click.option("--time-budget", "time_budget_s", type=float, default=10.0, show_default=True,
-                     help="Seconds of timed calls after which timing stops (at least 10 runs are kept)."),
-        click.option("--seed", type=int, default=42, show_default=True, help="Seed for weights and input sets."),
-        click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
+        click.option("--warmup", "n_warmup", type=int, default=default("n_warmup"), show_default=True,
+                     help="Untimed calls per model first."),
+        click.option("--time-budget", "time_budget_s", type=float, default=default("time_budget_s"), show_default=True,
+                     help=f"Seconds of timed calls after which timing stops (at least {default('min_runs')} runs are "
+                          "kept)."),
+        click.option("--seed", type=int, default=default("seed"), show_default=True,
+                     help="Seed for weights and input sets."),
+        click.option("--timeout", "timeout_s", type=float, default=default("timeout_s"), show_default=True,
                      help="Seconds a candidate may run (per phase) before it is killed."),
-        click.option("--compile-timeout", "compile_timeout_s", type=float, default=900.0, show_default=True,
-                     help="Seconds a candidate's build may take."),
+        click.option("--compile-timeout", "compile_timeout_s", type=float, default=default("compile_timeout_s"),
+                     show_default=True, help="Seconds a candidate's build may take."),
         click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_STORE,
                      show_default=True, help="JSON-lines file every record is appended to."),
         click.option("--no-store", is_flag=True, help="Do not record results."),
         click.option("--force", is_flag=True, help="Evaluate again candidates the store already has for these settings."),
-        click.option("--baseline", "baseline", type=click.Choice(BASELINES), default="eager", show_default=True,
+        click.option("--baseline", "baseline", type=click.Choice(BASELINES), default=default("baseline"), show_default=True,
                      help="Time the reference as written, under torch.compile, or the faster of the two; the speedup "
                           "is against that (both shown when compiled)."),
         click.option("--cuda-graph", is_flag=True,
                      help="Time both models as CUDA graph replays (for problems made of many tiny launches); "
                           "falls back, with a note, when the candidate cannot be captured."),
-        click.option("--check", "judge", type=click.Choice(JUDGES), default="reference", show_default=True,
+        click.option("--check", "judge", type=click.Choice(JUDGES), default=default("judge"), show_default=True,
                      help="Judge against the reference output, or against float64 with the reference's error as floor."),
         click.option("--backward", is_flag=True, help="Also compare gradients of inputs and parameters."),
-        click.option("--max-speedup", type=float, default=10.0, show_default=True,
+        click.option("--max-speedup", type=float, default=default("max_speedup"), show_default=True,
                      help="Flag speedups above this for review."),
-        click.option("--memory-limit", "memory_limit_gib", type=click.FloatRange(min=0), default=0.0,
+        click.option("--memory-limit", "memory_limit_gib", type=click.FloatRange(min=0),
+                     default=default("memory_limit_gib"), show_default=True,
                      help="GiB the evaluation may allocate on the GPU (0: all), e.g. 80 to reproduce an 80 GB H100's "
                           "runs on a larger GPU."),
         click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -94,13 +101,13 @@ def eval_options(fn):
                      show_default=True, help="Where compiled extensions are kept between runs."),
         click.option("--size", "sizes", multiple=True, metavar="NAME=VALUE",
                      help="Override a problem's module constant, e.g. --size batch_size=8 (repeatable)."),
-        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+        click.option("--backend", type=click.Choice(BACKENDS), default=BACKENDS[0], show_default=True,
                      help="local: a process per evaluation, one worker per visible GPU; ray: a Ray task per evaluation."),
         click.option("--build-jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), show_default=True,
                      help="Local backend: compile pending candidates this many at a time and evaluate each once "
                           "built (0: compile inside each evaluation)."),
         click.option("--address", default=None, help="Ray cluster to join (auto or HOST:PORT); default a local one."),
-        click.option("--max-retries", type=int, default=2, show_default=True,
+        click.option("--max-retries", type=int, default=DEFAULT_MAX_RETRIES, show_default=True,
                      help="Ray: times a task whose worker was lost is retried before it is recorded as lost."),
         click.option("--against", "against_path", type=ExistingFile, default=None,
                      help="A saved results store to compare with; regressions beyond the speedup's CI are marked."),
@@ -123,7 +130,7 @@ def _settings(device, precision, tolerance, atol, rtol, n_trials, n_runs, target
         rtol = tolerance if rtol is None else rtol
     try:
         return Settings(device=device, precision=precision, atol=atol, rtol=rtol, seed=seed, n_trials=n_trials,
-                        n_warmup=n_warmup, n_runs=n_runs, min_runs=min(10, n_runs), target_ci=target_ci,
+                        n_warmup=n_warmup, n_runs=n_runs, min_runs=min(default("min_runs"), n_runs), target_ci=target_ci,
                         time_budget_s=time_budget_s,
                         timeout_s=timeout_s, compile_timeout_s=compile_timeout_s, size_overrides=parse_sizes(sizes),
                         judge=judge, backward=backward, max_speedup=max_speedup, baseline=baseline,
@@ -349,7 +356,7 @@ def cache_clear(solutions, everything, device, cache_dir) -> None:
 @click.argument("problems", nargs=-1)
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None)
-@click.option("--runs", "n_runs", type=int, default=1000, show_default=True)
+@click.option("--runs", "n_runs", type=int, default=default("n_runs"), show_default=True)
 @click.option("--time-budget", "time_budget_s", type=float, default=5.0, show_default=True)
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="JSON file to write; default results/baseline_<device>.json.")
@@ -363,7 +370,7 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
         _fail(str(e))
     _check_device(device)
     device = device or default_device()
-    settings = Settings(device=device, n_runs=n_runs, min_runs=min(10, n_runs), time_budget_s=time_budget_s)
+    settings = Settings(device=device, n_runs=n_runs, min_runs=min(default("min_runs"), n_runs), time_budget_s=time_budget_s)
     results = []
     for b in baseline.run(chosen, settings):
         results.append(b)
@@ -379,7 +386,7 @@ def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path
 @click.option("--all", "all_problems", is_flag=True, help="Every problem under --problems-dir.")
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default=None)
-@click.option("--precision", type=click.Choice(PRECISIONS), default="fp32", show_default=True)
+@click.option("--precision", type=click.Choice(PRECISIONS), default=default("precision"), show_default=True)
 @click.option("--ceilings", "ceilings_file", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None)
 @click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Reference times to set against the floor; default results/baseline_<device>.json if present.")

@@ -19,7 +19,7 @@ from kbharness.build import DEFAULT_CACHE_DIR
 from kbharness.env import default_device
 from kbharness.isolate import run_isolated
 from kbharness.runner import Job
-from kbharness.spec import EvalSpec, Settings, SpecError, check_size_overrides, parse_sizes
+from kbharness.spec import EvalSpec, Settings, SpecError, check_size_overrides, default, parse_sizes
 from kbharness.sweep import SweepError, candidates, place
 
 
@@ -75,7 +75,7 @@ def _settings(config: pytest.Config) -> Settings:
         if not torch.cuda.is_available():
             raise SpecError("--kb-device cuda: no GPU visible to torch here (torch.cuda.is_available() is False)")
     runs = config.getoption("kb_runs")
-    return Settings(device=device or default_device(), n_runs=runs, min_runs=min(10, max(runs, 1)),
+    return Settings(device=device or default_device(), n_runs=runs, min_runs=min(default("min_runs"), max(runs, 1)),
                     size_overrides=parse_sizes(config.getoption("kb_size"), "--kb-size"))
 
 

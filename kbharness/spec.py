@@ -85,6 +85,13 @@ class Settings:
         return hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def default(name: str) -> Any:
+    """A ``Settings`` field's default, for front ends (the CLI, the pytest plugin) to show and use
+    rather than restate."""
+    f = {f.name: f for f in dataclasses.fields(Settings)}[name]
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
 @dataclass(frozen=True)
 class EvalSpec:
     """One candidate against one problem; what the worker process is handed."""
