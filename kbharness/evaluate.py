@@ -35,10 +35,9 @@ from kbharness.build import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
                                CheckResult, EvalRecord, Timing, TrialError, Verdict)
-from kbharness.spec import EvalSpec, Settings
+from kbharness.spec import DTYPES, EvalSpec, Settings
 from kbharness.timing import Timer
 
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 # Hidden-work flag: device work still pending after the call's end event, beyond the reference's.
 HIDDEN_WORK_MS = 0.2
 HIDDEN_WORK_FRACTION = 0.25

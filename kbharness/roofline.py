@@ -24,6 +24,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
+from kbharness.spec import DTYPES
+
 # Flops per output element (per input element for reductions) of ops FlopCounterMode does not count.
 ELEMENT_FLOPS = {
     "gelu": 8, "sigmoid": 4, "silu": 5, "tanh": 4, "softplus": 4, "elu": 3, "erf": 4, "exp": 1, "log": 1,
@@ -128,8 +130,6 @@ def _dtype_key(dtype: torch.dtype) -> str:
 
 def count_work(problem: Any, precision: str = "fp32") -> Work:
     """Count a loaded problem module's work on the meta device, at its current sizes."""
-    from kbharness.evaluate import DTYPES
-
     dtype = DTYPES[precision]
     with torch.device("meta"):
         torch.manual_seed(0)

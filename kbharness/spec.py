@@ -5,11 +5,33 @@ import ast
 import dataclasses
 import hashlib
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-PRECISIONS = ("fp32", "fp16", "bf16")
+# Each precision and the name of its torch dtype.
+_DTYPE_NAMES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16"}
+PRECISIONS = tuple(_DTYPE_NAMES)
+
+
+class _Dtypes(Mapping):
+    """Precision name -> torch dtype (``DTYPES["bf16"]``); torch is imported on the first lookup, so
+    importing the spec (the CLI does) does not cost torch's seconds of start-up."""
+
+    def __getitem__(self, precision: str) -> Any:
+        import torch
+
+        return getattr(torch, _DTYPE_NAMES[precision])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_DTYPE_NAMES)
+
+    def __len__(self) -> int:
+        return len(_DTYPE_NAMES)
+
+
+DTYPES = _Dtypes()
 # "reference": within tolerance of the reference's output; "fp64": judged against a float64
 # run of the reference, the reference's own error being the noise floor.
 JUDGES = ("reference", "fp64")
