@@ -30,7 +30,8 @@ import torch
 import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
 import torch.profiler  # noqa: F401
 
-from kbharness import check, controls, env, guard, kernels, memory, roofline
+from kbharness import check, checks, controls, env, guard, kernels, memory, roofline
+from kbharness.checks.views import flat as _flat, shares as _shares
 from kbharness.build import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
@@ -38,9 +39,6 @@ from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_L
 from kbharness.spec import DTYPES, EvalSpec, Settings
 from kbharness.timing import Timer
 
-# Hidden-work flag: device work still pending after the call's end event, beyond the reference's.
-HIDDEN_WORK_MS = 0.2
-HIDDEN_WORK_FRACTION = 0.25
 # Trials also run in float64 for the precision report (all of them under --check fp64).
 FP64_TRIALS = 2
 # Under --check fp64 a candidate may be this many times further from float64 than the reference.
@@ -204,7 +202,6 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: _Findings
     _check_integrity(snapshot, "the timed calls", found)
     if device.type == "cuda":
         _profile_kernels(problem, ref_model, new_model, settings, device, found, source.code)
-    _check_plausibility(found, settings)
     _speed_of_light(settings, found)
     if not found.new_ms:
         raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
@@ -483,13 +480,7 @@ def _check_trials(new_model, trials: list[Trial], ref: _Reference, found: _Findi
             found.fail("output matches reference", f"trial seed {t.seed}: {result.reason}")
         found.judged_by_fp64 += judged.by_fp64
         expected_in = t.ref_inputs_after if t.ref_inputs_after is not None else inputs
-        mutated = check.compare(_tensors(expected_in), _tensors(new_in), 0.0, 0.0)
-        if not mutated.passed:
-            found.fail("no input mutation", f"trial seed {t.seed}: inputs after the call differ from the "
-                       f"reference's ({mutated.reason})")
-        alias = _aliasing(out, new_in, params, t.ref_aliases_input)
-        if alias:
-            found.fail("no output aliasing", alias)
+        _run_checks("trial", checks.TrialCall(t.seed, expected_in, new_in, out, params, t.ref_aliases_input), found)
         del inputs, new_in, out, judged, out64
     detail = f"{len(trials)} trials, one from a fresh random seed"
     if found.judged_by_fp64:
@@ -498,21 +489,16 @@ def _check_trials(new_model, trials: list[Trial], ref: _Reference, found: _Findi
         found.notes.append(f"judged by float64 on {found.judged_by_fp64} of {len(trials)} trials: the candidate is "
                            "outside the tolerance of the reference but within it of the float64 answer")
     found.ok("output matches reference", detail)
-    found.ok("no input mutation")
-    found.ok("no output aliasing")
+    _passed("trial", found)
 
 
 def _check_determinism(new_model, trial: Trial, ref: _Reference, found: _Findings) -> None:
     inputs = ref.inputs(trial)
     first = _candidate_call(ref, new_model, clone(inputs), trial.call_seed)
     second = _candidate_call(ref, new_model, clone(inputs), trial.call_seed)
-    if any(_shares(a, b) for a in _flat(first) for b in _flat(second)):
-        found.fail("no output aliasing", "two calls returned the same memory: the second overwrote the first's output")
     atol, rtol = ref.settings.tolerance
-    result = check.compare(detach(first), second, atol, rtol)
-    if not result.passed and not ref.stochastic:
-        found.fail("deterministic", f"two runs on the same inputs (seed {trial.seed}) differ: {result.reason}")
-    found.ok("deterministic")
+    _run_checks("repeat", checks.RepeatCall(trial.seed, detach(first), second, atol, rtol, ref.stochastic), found)
+    _passed("repeat", found)
 
 
 def _check_gradients(new_model, trials: list[Trial], ref: _Reference, found: _Findings) -> None:
@@ -592,10 +578,29 @@ def _time_interleaved(ref: _Reference, new_model, found: _Findings) -> None:
         if i + 1 >= settings.min_runs and (time.perf_counter() > deadline or _settled(found, settings)):
             break
     found.ok("timed outputs match", f"all {len(found.new_ms)} timed calls")
-    if host_bound > len(found.new_ms) // 2:
-        found.flags.append(f"host-bound: the device waited for the candidate's host code in {host_bound} of "
-                           f"{len(found.new_ms)} timed calls (a synchronize inside forward?); those times include it")
-    _check_hidden_work(pending_new, pending_ref, found)
+    _run_checks("timing", checks.TimingRun(tuple(found.new_ms), tuple(found.ref_ms), tuple(pending_new),
+                                           tuple(pending_ref), host_bound, settings.max_speedup), found)
+    _passed("timing", found)
+
+
+def _run_checks(phase: str, context: Any, found: _Findings) -> None:
+    """The registered checks of ``phase``: a failing ``fail`` check ends the evaluation as
+    incorrect under its name, a ``flag`` check's finding is kept for review."""
+    for c in checks.for_phase(phase):
+        seen = c.run(context)
+        if not seen:
+            continue
+        if c.severity == "fail":
+            found.fail(c.name, seen)
+        found.flags.append(seen)
+
+
+def _passed(phase: str, found: _Findings) -> None:
+    """Record the phase's fail checks as passed, once per name."""
+    recorded = {c.name for c in found.checks}
+    for name in dict.fromkeys(c.name for c in checks.for_phase(phase) if c.severity == "fail"):
+        if name not in recorded:
+            found.ok(name)
 
 
 class _Staged:
@@ -673,19 +678,6 @@ def _settled(found: _Findings, settings: Settings) -> bool:
     return settings.target_ci > 0 and all(Timing(tuple(ms)).ci_rel <= settings.target_ci for ms in series)
 
 
-def _check_hidden_work(pending_new: list[float], pending_ref: list[float], found: _Findings) -> None:
-    """Device work the end event did not wait for (another stream's) keeps the device busy
-    after the timer's own stream is done: the time from that stream's last event to a
-    device-wide synchronize. Measured between two back-to-back host calls, it does not grow
-    with launch latency or a busy host the way the whole call's wall clock did."""
-    extra = statistics.median(pending_new) - statistics.median(pending_ref)
-    limit = HIDDEN_WORK_MS + HIDDEN_WORK_FRACTION * statistics.median(found.new_ms)
-    if extra > limit:
-        found.fail("no hidden work", f"asynchronous work outside the timed region: the device stays busy "
-                   f"{extra:.3f} ms longer than the reference's after the call's end event (limit {limit:.3f} ms)")
-    found.ok("no hidden work")
-
-
 def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, found: _Findings,
                      source_code: str) -> None:
     """List both models' kernels; flag a candidate that launched none of its own."""
@@ -698,15 +690,6 @@ def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, 
                      "custom": custom[:10]}
     if not custom:
         found.flags.append("no custom kernel: the candidate launched only library kernels (ATen, cuBLAS, cuDNN)")
-
-
-def _check_plausibility(found: _Findings, settings: Settings) -> None:
-    if not (found.new_ms and found.ref_ms):
-        return
-    speedup = statistics.median(found.ref_ms) / statistics.median(found.new_ms)
-    if speedup > settings.max_speedup:
-        found.flags.append(f"implausible speedup: {speedup:.1f}x exceeds {settings.max_speedup:g}x; review the "
-                           "kernels of both models in the record")
 
 
 def _count_work(problem, spec: EvalSpec, device, found: _Findings) -> None:
@@ -756,30 +739,6 @@ def _values(fp: Any) -> Any:
     if isinstance(fp, list):
         return [_values(f) for f in fp]
     return fp
-
-
-def _aliasing(out, inputs, params, ref_aliases_input: bool) -> str:
-    """Why the output shares memory with an input or parameter when the reference's does not, or ''."""
-    for o in _flat(out):
-        for x in inputs:
-            if _shares(o, x) and not ref_aliases_input:
-                return "output is a view of an input tensor"
-        for p in params:
-            if _shares(o, p):
-                return "output shares memory with a parameter or buffer"
-    return ""
-
-
-def _flat(out: Any) -> list:
-    return list(out) if isinstance(out, (tuple, list)) else [out]
-
-
-def _shares(a: Any, b: Any) -> bool:
-    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.device != b.device:
-        return False
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    a0, b0 = sa.data_ptr(), sb.data_ptr()
-    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes() and sa.nbytes() > 0 and sb.nbytes() > 0
 
 
 def _sync(device: torch.device) -> None:
