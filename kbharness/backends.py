@@ -32,10 +32,11 @@ def visible_gpus() -> int:
 
 class LocalBackend:
     """One worker thread per GPU, each handing its evaluations to a fresh child pinned to
-    that GPU. On the CPU one worker: two timings sharing cores would disturb each other."""
+    that GPU. On the CPU one worker: two timings sharing cores would disturb each other.
+    ``sandboxed`` is ``run_isolated``'s."""
 
-    def __init__(self, workers: int | None = None):
-        self.workers = workers
+    def __init__(self, workers: int | None = None, sandboxed: bool | None = None):
+        self.workers, self.sandboxed = workers, sandboxed
 
     def run(self, specs: Iterable[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
         """Specs may arrive as they become ready (a generator fed by builds); each is
@@ -49,7 +50,7 @@ class LocalBackend:
         numbered = enumerate(itertools.chain([first], stream))
         if n == 1:
             for i, spec in numbered:
-                yield i, run_isolated(spec)
+                yield i, run_isolated(spec, sandboxed=self.sandboxed)
             return
         lock = threading.Lock()
         done: queue.Queue = queue.Queue()
@@ -66,7 +67,7 @@ class LocalBackend:
                         return
                     i, spec = item
                     evaluating.add(me)
-                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None, stop=stop)))
+                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None, stop=stop, sandboxed=self.sandboxed)))
                     evaluating.discard(me)
             except Stopped:
                 pass
@@ -108,11 +109,14 @@ def evaluate_shipped(spec_json: str, problem_text: bytes, solution_bytes: bytes)
 
 class RayBackend:
     """Each evaluation a Ray task asking for one GPU (or one CPU): a worker lost mid-task is
-    retried by Ray up to ``max_retries`` times, then the evaluation is recorded as lost."""
+    retried by Ray up to ``max_retries`` times, then the evaluation is recorded as lost.
+    Ray workers sandbox their evaluations unless ``sandboxed`` is False (their ``KB_SANDBOX``
+    is then set to 0)."""
 
     def __init__(self, address: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES, num_cpus: int | None = None,
-                 task: Callable[[str, bytes, bytes], dict] = evaluate_shipped):
+                 task: Callable[[str, bytes, bytes], dict] = evaluate_shipped, sandboxed: bool | None = None):
         self.address, self.max_retries, self.num_cpus, self.task = address, max_retries, num_cpus, task
+        self.sandboxed = sandboxed
 
     def run(self, specs: Iterable[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
         import ray
@@ -127,6 +131,8 @@ class RayBackend:
         pending = {}
         for i, spec in enumerate(specs):
             resources = {"num_gpus": 1} if spec.settings.device.startswith("cuda") else {"num_cpus": 1}
+            if self.sandboxed is False:
+                resources["runtime_env"] = {"env_vars": {"KB_SANDBOX": "0"}}
             ref = remote.options(max_retries=self.max_retries, retry_exceptions=False, **resources).remote(
                 spec.to_json(), Path(spec.problem_path).read_bytes(), Path(spec.solution_path).read_bytes())
             pending[ref] = (i, spec)
@@ -141,7 +147,8 @@ class RayBackend:
                 yield i, failure_record(spec, Verdict.LOST, message, "", 0.0)
 
 
-def make_backend(name: str, address: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES):
+def make_backend(name: str, address: str | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
+                 sandboxed: bool | None = None):
     if name == "ray":
-        return RayBackend(address=address, max_retries=max_retries)
-    return LocalBackend()
+        return RayBackend(address=address, max_retries=max_retries, sandboxed=sandboxed)
+    return LocalBackend(sandboxed=sandboxed)

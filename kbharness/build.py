@@ -177,20 +177,26 @@ def _extensions(entry: Path) -> dict[str, int]:
 
 
 def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
-              timeout_s: float = 900.0) -> Iterator[BuildResult]:
+              timeout_s: float = 900.0, sandboxed: bool | None = None) -> Iterator[BuildResult]:
     """Build candidates in parallel, each in a fresh process with its own time limit,
     yielding results as they finish (``BuildPool.run``)."""
-    yield from BuildPool(device, cache_dir, jobs, timeout_s).run(solutions)
+    yield from BuildPool(device, cache_dir, jobs, timeout_s, sandboxed).run(solutions)
 
 
 class BuildPool:
     """Compilation is CPU-bound and dominates a cold evaluation, so building ``jobs`` at a
     time lets the (one) GPU evaluate from a warm cache; a build that hangs is killed with
     its compiler processes and costs only its own slot. ``cancel`` (an interrupted sweep)
-    kills the running builds and skips the rest, so no compiler outlives the sweep."""
+    kills the running builds and skips the rest, so no compiler outlives the sweep.
+    Sandboxed (``sandboxed``, default ``sandbox.wanted()``), each build may write only its
+    own cache entry (``_sandbox``)."""
 
-    def __init__(self, device: str, cache_dir: Path, jobs: int, timeout_s: float = 900.0):
+    def __init__(self, device: str, cache_dir: Path, jobs: int, timeout_s: float = 900.0,
+                 sandboxed: bool | None = None):
+        from kbharness import sandbox
+
         self.device, self.cache_dir, self.jobs, self.timeout_s = device, str(cache_dir), max(1, jobs), timeout_s
+        self.sandboxed = sandbox.wanted(sandboxed)
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self._cancelled = False
@@ -214,17 +220,38 @@ class BuildPool:
         for proc in running:
             kill_group(proc)
 
+    def _sandbox(self, solution: str, env: dict[str, str]):
+        """A build's sandbox, writing only the candidate's entry (made here, keyed as the child
+        will key it), reading the candidate where the sandbox would hide it; and its env."""
+        from kbharness import sandbox
+        from kbharness.loading import LoadError
+
+        sandbox.check()
+        try:
+            entry = entry_of(Path(solution), self.device, Path(self.cache_dir))
+        except LoadError:
+            entry = None  # unreadable: the child says so
+        if entry is not None:
+            entry.mkdir(parents=True, exist_ok=True)
+        box = sandbox.Sandbox(writable=(str(entry),) if entry else (), readable=(solution,))
+        return box, {**env, "HOME": "/tmp", "TMPDIR": "/tmp"}
+
     def _build_in_child(self, solution: str) -> BuildResult:
         from kbharness.isolate import child_env, kill_group
 
         start = time.perf_counter()
+        cmd, env = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir], child_env()
+        box = None
+        if self.sandboxed:
+            box, env = self._sandbox(solution, env)
         with self._lock:
             if self._cancelled:
                 return BuildResult(solution, False, 0.0, "build cancelled")
             parent_alive, alive = os.pipe()
-            cmd = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir, str(parent_alive)]
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    text=True, start_new_session=True, env=child_env(), pass_fds=(parent_alive,))
+            argv = cmd + [str(parent_alive)]
+            proc = subprocess.Popen(box.wrap(argv) if box else argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env,
+                                    pass_fds=(parent_alive,))
             self._running.add(proc)
         os.close(parent_alive)
         try:

@@ -115,6 +115,8 @@ def eval_options(fn):
                      show_default=True,
                      help="Percent a speedup must move, beyond its CI, to count as changed against --against."),
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
+        click.option("--no-sandbox", is_flag=True,
+                     help="Run candidates without the bwrap sandbox, with all your permissions (also KB_SANDBOX=0)."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -156,6 +158,7 @@ class RunOptions:
     against_path: Path | None
     against_threshold: float
     build_jobs: int
+    no_sandbox: bool
 
 
 def _split(kw: dict) -> tuple[RunOptions, Settings]:
@@ -163,7 +166,24 @@ def _split(kw: dict) -> tuple[RunOptions, Settings]:
     options = RunOptions(**{f.name: kw.pop(f.name) for f in fields(RunOptions)})
     if options.backend == "local":
         _check_device(kw["device"])
+        _check_sandbox(options.no_sandbox)
     return options, _settings(**kw)
+
+
+def _check_sandbox(no_sandbox: bool) -> None:
+    """Sandboxed unless asked otherwise, and never silently not: no bwrap is the user's to fix."""
+    from kbharness import sandbox
+
+    if sandbox.wanted(False if no_sandbox else None):
+        try:
+            sandbox.check()
+        except sandbox.SandboxError as e:
+            _fail(str(e))
+
+
+def _sandboxed(o: RunOptions) -> bool | None:
+    """``--no-sandbox`` as the library takes it: False, or None (``KB_SANDBOX`` decides, default on)."""
+    return False if o.no_sandbox else None
 
 
 def _check_device(device: str | None) -> None:
@@ -211,8 +231,8 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
         if progress is not None:
             progress.start()
         return evaluate_jobs(jobs, settings, store, o.cache_dir, o.force,
-                             make_backend(o.backend, o.address, o.max_retries), on_done,
-                             build_jobs=o.build_jobs if o.backend == "local" else 0)
+                             make_backend(o.backend, o.address, o.max_retries, _sandboxed(o)), on_done,
+                             build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o))
     except KeyboardInterrupt:
         kept = "nothing was stored (--no-store)" if o.no_store else f"every finished evaluation is in the store ({o.store_path})"
         err.print(f"interrupted; {kept}", highlight=False)
@@ -306,11 +326,13 @@ def compare(ref, new, problems_dir, **kw) -> None:
 @click.option("--jobs", "-j", type=int, default=max(1, (os.cpu_count() or 2) // 2), show_default=True,
               help="Parallel builds (each nvcc/g++ build uses about one core and 1-2 GB).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
-def build(solutions, device, jobs, cache_dir) -> None:
+@click.option("--no-sandbox", is_flag=True, help="Build without the bwrap sandbox (also KB_SANDBOX=0).")
+def build(solutions, device, jobs, cache_dir, no_sandbox) -> None:
     """Compile candidates into the build cache in parallel, so evaluating them later is fast."""
     device = device or default_device()
+    _check_sandbox(no_sandbox)
     failed = 0
-    for result in build_all(list(solutions), device, cache_dir, jobs):
+    for result in build_all(list(solutions), device, cache_dir, jobs, sandboxed=False if no_sandbox else None):
         failed += not result.ok
         status = "failed" if not result.ok else "cached" if result.cached else "built"
         out.print(f"{status:6} {result.seconds:6.1f} s  {result.solution}  {result.message}", highlight=False)

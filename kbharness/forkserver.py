@@ -7,6 +7,10 @@ never touching the GPU, then forks one worker per evaluation. A worker is still 
 process in its own session, with its own CUDA context created after the fork; nothing a
 candidate does reaches the server or the next worker.
 
+Sandboxed (``sandbox``), the server runs inside bwrap and every worker inherits its
+sandbox at no cost of its own; the pids it reports are then its PID namespace's, and the
+client looks up each worker's pid on the host, where it kills and waits.
+
 Protocol, one JSON object per line: the client sends ``{"id", "run_dir", "log", "env",
 "cwd"}``; the server answers ``{"ready": true}`` once, then ``{"id", "pid"}`` when a worker
 is forked and ``{"id", "exit"}`` (a ``Popen.returncode``) when it ends.
@@ -22,6 +26,8 @@ import subprocess
 import sys
 import threading
 
+from kbharness.sandbox import INSIDE, Sandbox
+
 POLL_S = 0.02
 
 
@@ -33,6 +39,8 @@ def serve() -> None:
 
     if torch.cuda.is_initialized():
         raise SystemExit("fork server: CUDA initialized during import; workers must create their own context")
+    if os.environ.get(INSIDE):
+        _not_dumpable()
     out = os.fdopen(os.dup(1), "w", buffering=1)
     out.write(json.dumps({"ready": True}) + "\n")
     pending: dict[int, int] = {}
@@ -62,6 +70,14 @@ def serve() -> None:
             out.write(json.dumps({"id": pending.pop(pid), "exit": os.waitstatus_to_exitcode(status)}) + "\n")
 
 
+def _not_dumpable() -> None:
+    """Workers of one sandbox share its PID namespace: a non-dumpable server (and every worker
+    forked from it) cannot be ptraced, nor its memory read, by a candidate without capabilities."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
 def _kill_all(pending: dict[int, int]) -> None:
     """The client closed or died: nobody is left to enforce its workers' time limits or read
     their results, so a worker still running (a hanging candidate) would run forever."""
@@ -71,7 +87,10 @@ def _kill_all(pending: dict[int, int]) -> None:
 
 def kill_worker(pid: int) -> None:
     """SIGKILL a worker and everything it spawned. A worker forked an instant ago may not
-    have made its own session yet: then there is no group of that id, and the pid is killed."""
+    have made its own session yet: then there is no group of that id, and the pid is killed.
+    No pid (a sandboxed worker that ended before its host pid was found) is left alone."""
+    if pid <= 0:
+        return
     try:
         os.killpg(pid, signal.SIGKILL)
     except ProcessLookupError:
@@ -134,7 +153,10 @@ def _fork_worker(request: dict, main) -> int:
         os.dup2(log, 1)
         os.dup2(log, 2)
         os.closerange(3, 1 << 16)
-        os.chdir(request["cwd"])
+        try:
+            os.chdir(request["cwd"])
+        except OSError:  # the caller's directory is hidden by the sandbox
+            os.chdir(request["run_dir"])
         os.environ.clear()
         os.environ.update(request["env"])
         code = main(request["run_dir"])
@@ -153,6 +175,7 @@ class ForkedWorker:
 
     def __init__(self) -> None:
         self.pid = 0
+        self.forked = False
         self.returncode: int | None = None
         self._started = threading.Event()
         self._ended = threading.Event()
@@ -168,10 +191,13 @@ class ForkedWorker:
 class ForkServer:
     """One server per parent process, shared by its threads (one per GPU in a sweep)."""
 
-    def __init__(self, env: dict[str, str]):
-        self._proc = subprocess.Popen([sys.executable, "-m", "kbharness.forkserver"], stdin=subprocess.PIPE,
+    def __init__(self, env: dict[str, str], box: Sandbox | None = None):
+        argv = [sys.executable, "-m", "kbharness.forkserver"]
+        self._proc = subprocess.Popen(box.wrap(argv) if box else argv, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
                                       start_new_session=True)
+        self._sandboxed = box is not None
+        self._host_pid = self._proc.pid
         self._lock = threading.Lock()
         self._workers: dict[int, ForkedWorker] = {}
         self._next_id = 0
@@ -190,7 +216,7 @@ class ForkServer:
             self._proc.stdin.write((json.dumps(request) + "\n").encode())
             self._proc.stdin.flush()
         worker._started.wait()
-        if not worker.pid:
+        if not worker.forked:
             raise OSError("fork server is gone")
         return worker
 
@@ -210,12 +236,17 @@ class ForkServer:
         for line in self._proc.stdout:
             message = json.loads(line)
             if message.get("ready"):
+                if self._sandboxed:  # bwrap, its init (pid 1 inside), the server
+                    init = next(iter(_children(self._proc.pid).values()), -1)
+                    self._host_pid = next(iter(_children(init).values()), -1)
                 self._ready.set()
                 continue
             with self._lock:
                 worker = self._workers[message["id"]]
                 if "pid" in message:
-                    worker.pid = message["pid"]
+                    worker.pid = _children(self._host_pid).get(message["pid"], -1) if self._sandboxed \
+                        else message["pid"]
+                    worker.forked = True
                     worker._started.set()
                 else:
                     worker.returncode = message["exit"]
@@ -237,27 +268,43 @@ class ForkServer:
             self._workers.clear()
 
 
-_server: ForkServer | None = None
-_failed = False
+def _children(ppid: int) -> dict[int, int]:
+    """The live children of host pid ``ppid``: their pid in their own (innermost) PID namespace
+    to their pid here. Read from ``/proc/*/status``, which every user may read."""
+    found = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{name}/status") as f:
+                fields = dict(line.split(":", 1) for line in f if line.startswith(("PPid:", "NSpid:")))
+        except (OSError, ValueError):
+            continue
+        if int(fields.get("PPid", "0")) == ppid:
+            found[int(fields.get("NSpid", name).split()[-1])] = int(name)
+    return found
+
+
+_servers: dict[Sandbox | None, ForkServer] = {}
+_failed: set[Sandbox | None] = set()
 _server_lock = threading.Lock()
 READY_TIMEOUT_S = 120.0
 
 
-def shared(env: dict[str, str]) -> ForkServer | None:
-    """This process's fork server, started on first use (and again if it died); None when
-    it could not start, and from then on (the caller then starts plain processes)."""
-    global _server, _failed
+def shared(env: dict[str, str], box: Sandbox | None = None) -> ForkServer | None:
+    """This process's fork server for sandbox ``box`` (None: unsandboxed), started on first use
+    (and again if it died); None when it could not start, and from then on (the caller then
+    starts plain processes)."""
     with _server_lock:
-        if _failed:
+        if box in _failed:
             return None
-        if _server is None or not _server.alive:
-            _server = ForkServer(env)
-            atexit.register(_server.close)
-        if not _server.wait_ready(READY_TIMEOUT_S):
-            _server._proc.kill()
-            _failed = True
+        server = _servers.get(box)
+        if server is None or not server.alive:
+            server = _servers[box] = ForkServer(env, box)
+            atexit.register(server.close)
+        if not server.wait_ready(READY_TIMEOUT_S):
+            server._proc.kill()
+            _failed.add(box)
             return None
-        return _server
+        return server
 
 
 if __name__ == "__main__":

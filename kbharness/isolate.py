@@ -3,6 +3,7 @@
 The parent never imports candidate code. Whatever the child does (hang, segfault, abort,
 corrupt its CUDA context, exhaust memory), the parent gets a record with a verdict and
 the log's tail, and the run goes on with a fresh process for the next candidate.
+The child runs in the bwrap sandbox (``sandbox``) unless the caller opts out.
 """
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kbharness import forkserver
+from kbharness import forkserver, sandbox
 from kbharness.build import WAIT_PHASE
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
@@ -34,18 +36,28 @@ class Stopped(Exception):
     """The caller asked the evaluation to stop (``stop`` was set); its worker is killed."""
 
 
-def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = None,
-                 stop: threading.Event | None = None) -> EvalRecord:
+def run_isolated(spec: EvalSpec, gpu: int | None = None, stop: threading.Event | None = None,
+                 sandboxed: bool | None = None) -> EvalRecord:
     """Evaluate in a fresh worker; a compile gets ``compile_timeout_s``, the rest ``timeout_s``.
 
     With ``gpu``, the worker sees only that GPU (it becomes its ``cuda:0``). ``stop`` lets a
     thread other than the caller's end the evaluation (an interrupted multi-GPU run): the
-    worker is killed and ``Stopped`` raised."""
-    run_dir = Path(tempfile.mkdtemp(prefix="kb-", dir=scratch))
-    (run_dir / "spec.json").write_text(spec.to_json())
+    worker is killed and ``Stopped`` raised. ``sandboxed`` (default: ``sandbox.wanted()``)
+    runs the worker in the sandbox; ``sandbox.SandboxError`` when it cannot be made."""
+    box = None
+    if sandbox.wanted(sandboxed):
+        sandbox.check()
+        Path(spec.cache_dir).mkdir(parents=True, exist_ok=True)
+        readable = (os.getcwd(), *filter(None, [spec.settings.ceilings_file]))  # one per run: one fork server
+        box = sandbox.Sandbox(writable=(str(sandbox.scratch_root()), str(spec.cache_dir)), readable=readable)
+    run_dir = Path(tempfile.mkdtemp(prefix="kb-", dir=box and sandbox.scratch_root()))
+    env = child_env(gpu)
+    if box:
+        env = sandbox.environment(env, run_dir / "home")
+    (run_dir / "spec.json").write_text(_visible_spec(spec, run_dir).to_json() if box else spec.to_json())
     log_path = run_dir / "log.txt"
     started = time.monotonic()
-    proc = _start_worker(run_dir, log_path, child_env(gpu))
+    proc = _start_worker(run_dir, log_path, env, box)
     try:
         timed_out_in = _wait(proc, run_dir, spec, stop)
     except BaseException:
@@ -56,26 +68,48 @@ def run_isolated(spec: EvalSpec, scratch: Path | None = None, gpu: int | None = 
     log_text = log_path.read_text(errors="replace")
     if timed_out_in is None and result.exists():
         record = EvalRecord.from_dict(json.loads(result.read_text()))
+        if box:
+            record = replace(record, problem_path=str(spec.problem_path), solution_path=str(spec.solution_path))
     else:
-        verdict, message = _classify_death(proc.returncode, timed_out_in, log_text, spec)
+        returncode = sandbox.exit_code(proc.returncode) if box and isinstance(proc, subprocess.Popen) else proc.returncode
+        verdict, message = _classify_death(returncode, timed_out_in, log_text, spec)
         record = failure_record(spec, verdict, message, log_text, time.monotonic() - started)
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
 
 
-def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str]):
+def _visible_spec(spec: EvalSpec, run_dir: Path) -> EvalSpec:
+    """``spec`` with a problem or candidate the sandbox hides (under /tmp or the home) copied
+    into the run folder, under its folder's name (a problem's key is made of it). The record
+    gets the original paths back."""
+    paths = {}
+    for field in ("problem_path", "solution_path"):
+        path = Path(getattr(spec, field))
+        if sandbox.hidden(path):
+            copy = run_dir / field / path.parent.name / path.name
+            copy.parent.mkdir(parents=True)
+            shutil.copyfile(path, copy)
+            paths[field] = copy
+    return replace(spec, **paths)
+
+
+def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandbox.Sandbox | None):
     """A fresh worker process, forked from the fork server (torch already imported) unless
-    ``KB_FORKSERVER=0`` or the server cannot start; else started from scratch."""
+    ``KB_FORKSERVER=0`` or the server cannot start; else started from scratch. Sandboxed,
+    the server runs in ``box``, a worker started from scratch in a sandbox of its own."""
     if os.environ.get("KB_FORKSERVER", "1") != "0":
-        server = forkserver.shared(child_env())
+        server = forkserver.shared(child_env(), box)
         if server is not None:
             try:
                 return server.spawn(str(run_dir), str(log_path), env)
             except OSError:
                 pass
+    argv = [sys.executable, "-m", "kbharness.worker", str(run_dir)]
+    if box:  # this worker's sandbox: its own run folder writable, not the whole scratch root
+        argv = replace(box, writable=(str(run_dir), *(w for w in box.writable if w != str(run_dir.parent)))).wrap(argv)
     with open(log_path, "wb") as log:
-        return subprocess.Popen([sys.executable, "-m", "kbharness.worker", str(run_dir)], stdout=log,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
 
 
 def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec: EvalSpec,

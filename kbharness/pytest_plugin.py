@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kbharness import gate
+from kbharness import gate, sandbox
 from kbharness.build import DEFAULT_CACHE_DIR
 from kbharness.env import default_device
 from kbharness.isolate import run_isolated
@@ -46,6 +46,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--kb-runs", type=int, default=100, help="Timed calls per model.")
     group.addoption("--kb-size", metavar="NAME=VALUE", action="append", default=[],
                     help="Override a problem's module constant, as kb run --size (repeatable).")
+    group.addoption("--kb-no-sandbox", action="store_true",
+                    help="Run candidates without the bwrap sandbox, as kb run --no-sandbox.")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -59,7 +61,9 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = _settings(config)
         for problem_path in dict.fromkeys(j.problem.path for j in jobs):
             check_size_overrides(problem_path, settings.size_overrides)
-    except (SweepError, SpecError) as e:
+        if sandbox.wanted(_sandboxed(config)):
+            sandbox.check()
+    except (SweepError, SpecError, sandbox.SandboxError) as e:
         raise pytest.UsageError(str(e)) from None
     if unplaced:
         raise pytest.UsageError(f"{unplaced[0].path}: {unplaced[0].reason}")
@@ -77,6 +81,10 @@ def _settings(config: pytest.Config) -> Settings:
     runs = config.getoption("kb_runs")
     return Settings(device=device or default_device(), n_runs=runs, min_runs=min(default("min_runs"), max(runs, 1)),
                     size_overrides=parse_sizes(config.getoption("kb_size"), "--kb-size"))
+
+
+def _sandboxed(config: pytest.Config) -> bool | None:
+    return False if config.getoption("kb_no_sandbox") else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,7 +131,7 @@ class CandidateItem(pytest.Item):
     def runtest(self) -> None:
         spec = EvalSpec(self.job.problem.path.resolve(), self.job.solution.resolve(), self.config.stash[_PLAN].settings,
                         DEFAULT_CACHE_DIR)
-        result = gate.judge(run_isolated(spec), self.config.getoption("kb_min_speedup"))
+        result = gate.judge(run_isolated(spec, sandboxed=_sandboxed(self.config)), self.config.getoption("kb_min_speedup"))
         self.user_properties.append(("speedup", result.record.speedup))
         if not result.passed:
             raise CandidateFailure(result.reason, result.record.log_tail)

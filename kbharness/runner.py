@@ -37,7 +37,7 @@ class Outcome:
 def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, cache_dir: Path,
                   force: bool = False, backend=None,
                   on_done: Callable[[Job, Outcome], None] = lambda job, o: None,
-                  build_jobs: int = 0) -> list[Outcome]:
+                  build_jobs: int = 0, sandboxed: bool | None = None) -> list[Outcome]:
     """Run every job not already in the store (all of them with ``force``) on ``backend``
     (default: the local pool), storing each record as it arrives.
 
@@ -48,7 +48,8 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
     An interrupt stops the run; every record appended before it stays. A ``lost`` record
     (the harness lost the evaluation: a Ray worker, a wait for another process's build) is
     returned but never stored, so the next run evaluates it again. Outcomes come back in
-    the jobs' order."""
+    the jobs' order. ``sandboxed`` (None: ``KB_SANDBOX`` decides) is for the builds and the
+    default backend; a given ``backend`` has its own."""
     stored = {} if store is None or force else {(r.problem, r.solution_sha256, r.settings_key): r for r in store}
     outcomes: dict[int, Outcome] = {}
     todo = []
@@ -60,7 +61,7 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
         else:
             todo.append(i)
     order: list[int] = []
-    pool = BuildPool(settings.device, cache_dir, build_jobs, settings.compile_timeout_s)
+    pool = BuildPool(settings.device, cache_dir, build_jobs, settings.compile_timeout_s, sandboxed)
 
     def specs() -> Iterator[EvalSpec]:
         for i in _in_build_order(jobs, todo, settings, pool) if build_jobs and len(todo) > 1 else todo:
@@ -68,7 +69,7 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
             yield EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir)
 
     try:
-        for k, record in (backend or LocalBackend()).run(specs()):
+        for k, record in (backend or LocalBackend(sandboxed=sandboxed)).run(specs()):
             if store is not None and record.verdict is not Verdict.LOST:  # the harness's loss, not a verdict
                 store.append(record)
             i = order[k]

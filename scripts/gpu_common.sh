@@ -27,3 +27,17 @@ raise SystemExit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 "; then
     echo "forked workers cannot use CUDA here: KB_FORKSERVER=0"; export KB_FORKSERVER=0
 fi
+# Candidates run in the bwrap sandbox (GPU device nodes bound in); prove a sandboxed worker
+# can create its CUDA context, else say so loudly and run this session's scripts unsandboxed.
+if ! python -c "
+import subprocess, sys
+from kbharness import sandbox
+sandbox.check()
+probe = \"import torch; raise SystemExit(0 if torch.ones(4, device='cuda').sum().item() == 4 else 1)\"
+box = sandbox.Sandbox(writable=(str(sandbox.scratch_root()),))
+env = sandbox.environment(dict(__import__('os').environ), sandbox.scratch_root() / 'home')
+raise SystemExit(subprocess.run(box.wrap([sys.executable, '-c', probe]), env=env).returncode)
+"; then
+    echo "!!!!! SANDBOXED WORKERS CANNOT USE CUDA HERE: KB_SANDBOX=0, candidates run UNSANDBOXED this session !!!!!"
+    export KB_SANDBOX=0
+fi

@@ -28,11 +28,12 @@ def build_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def evaluate(build_cache):
-    def run(candidate: str | Path, problem: Path = TINY_PROBLEM, **overrides):
+    """Sandboxed as ``kb`` is by default (``sandboxed=False`` for ``--no-sandbox``)."""
+    def run(candidate: str | Path, problem: Path = TINY_PROBLEM, sandboxed: bool | None = None, **overrides):
         path = Path(candidate)
         if not path.is_absolute():
             path = CANDIDATES / path
         settings = Settings(**{"device": "cpu", **FAST, **overrides})
-        return run_isolated(EvalSpec(problem, path, settings, build_cache))
+        return run_isolated(EvalSpec(problem, path, settings, build_cache), sandboxed=sandboxed)
 
     return run
