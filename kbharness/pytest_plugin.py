@@ -63,8 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
             check_size_overrides(problem_path, settings.size_overrides)
         if sandbox.wanted(_sandboxed(config)):
             sandbox.check()
-    except (SweepError, SpecError, sandbox.SandboxError) as e:
+    except (SweepError, SpecError) as e:
         raise pytest.UsageError(str(e)) from None
+    except sandbox.SandboxError as e:
+        raise pytest.UsageError(str(e).replace("--no-sandbox", "--kb-no-sandbox")) from None
     if unplaced:
         raise pytest.UsageError(f"{unplaced[0].path}: {unplaced[0].reason}")
     config.stash[_PLAN] = _Plan({job.solution.resolve(): job for job in jobs}, settings,

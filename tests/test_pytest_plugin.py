@@ -53,3 +53,13 @@ def test_usage_mistakes_stop_pytest_before_anything_runs(repo, build_cache):
     proc = _pytest(repo, build_cache, "--kb-device", "cpu", "--kb-size", "batch_size")
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--kb-size 'batch_size': expected NAME=VALUE" in proc.stderr
+
+
+def test_without_bwrap_pytest_stops_unless_kb_no_sandbox(repo, build_cache, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bwrap-here"))
+    proc = _pytest(repo, build_cache, "--kb-device", "cpu", "--kb-runs", "10", "--kb-size", "batch_size=2")
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "bwrap is not installed" in proc.stderr and "--kb-no-sandbox" in proc.stderr
+    proc = _pytest(repo, build_cache, "--kb-device", "cpu", "--kb-runs", "10", "--kb-size", "batch_size=2",
+                   "--kb-no-sandbox")
+    assert "1 failed, 1 passed" in proc.stdout, proc.stdout + proc.stderr
