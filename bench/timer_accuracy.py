@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kbharness.build import DEFAULT_CACHE_DIR  # noqa: E402
+from kbharness.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
 from kbharness.isolate import run_isolated  # noqa: E402
 from kbharness.spec import EvalSpec, Settings  # noqa: E402
 
@@ -38,7 +38,7 @@ def _models(problem_path: str, candidate_path: str):
     import torch
 
     from kbharness import evaluate
-    from kbharness.build import prepare_build_env
+    from kbharness.buildcache import prepare_build_env
     from kbharness.loading import load_model_new, load_problem, read_solution
 
     settings = Settings(device="cuda")

@@ -15,7 +15,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from kbharness import leaderboard as lb
 from kbharness import render
 from kbharness.backends import BACKENDS, DEFAULT_MAX_RETRIES
-from kbharness.build import DEFAULT_CACHE_DIR, build_all, clear_entry, entries, entry_of
+from kbharness.build import build_all, entry_of
+from kbharness.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
 from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for

@@ -32,7 +32,7 @@ import torch.profiler  # noqa: F401
 
 from kbharness import check, checks, controls, env, guard, kernels, memory, roofline
 from kbharness.checks.views import flat as _flat, shares as _shares
-from kbharness.build import prepare_build_env
+from kbharness.buildcache import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
                                CheckResult, EvalRecord, Timing, TrialError, Verdict)

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kbharness import forkserver, sandbox
-from kbharness.build import WAIT_PHASE
+from kbharness.buildcache import WAIT_PHASE
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from kbharness.build import exclusive_build
+from kbharness.buildcache import exclusive_build
 from kbharness.extract import extract_code
 
 COMPLETION_SUFFIXES = {".txt", ".md"}

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kbharness import gate, sandbox
-from kbharness.build import DEFAULT_CACHE_DIR
+from kbharness.buildcache import DEFAULT_CACHE_DIR
 from kbharness.env import default_device
 from kbharness.isolate import run_isolated
 from kbharness.runner import Job

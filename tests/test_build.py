@@ -16,7 +16,8 @@ import torch
 from click.testing import CliRunner
 
 from conftest import CANDIDATES, FAST, FIXTURES, ROOT, TINY_PROBLEM
-from kbharness.build import LOCK_FILE, build_all, build_key, clear_entry, entry_of, prepare_build_env
+from kbharness.build import build_all, entry_of
+from kbharness.buildcache import LOCK_FILE, build_key, clear_entry, prepare_build_env
 from kbharness.cli import main
 from kbharness.results import Verdict
 
