@@ -72,7 +72,7 @@ def run_isolated(spec: EvalSpec, gpu: int | None = None, stop: threading.Event |
             record = replace(record, problem_path=str(spec.problem_path), solution_path=str(spec.solution_path))
     else:
         returncode = sandbox.exit_code(proc.returncode) if box and isinstance(proc, subprocess.Popen) else proc.returncode
-        verdict, message = _classify_death(returncode, timed_out_in, log_text, spec)
+        verdict, message = _classify_death(returncode, timed_out_in, log_text, spec, _last_phase(run_dir))
         record = failure_record(spec, verdict, message, log_text, time.monotonic() - started)
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
@@ -144,8 +144,22 @@ def kill_group(proc: subprocess.Popen | forkserver.ForkedWorker) -> None:
     proc.wait()
 
 
-def _classify_death(returncode: int, timed_out_in: str | None, log: str, spec: EvalSpec) -> tuple[Verdict, str]:
+def _last_phase(run_dir: Path) -> str:
+    try:
+        return (run_dir / "phase").read_text()
+    except OSError:
+        return ""
+
+
+def _classify_death(returncode: int, timed_out_in: str | None, log: str, spec: EvalSpec,
+                    last_phase: str = "") -> tuple[Verdict, str]:
     s = spec.settings
+    killed = returncode == -signal.SIGKILL
+    if timed_out_in is None and last_phase == "reference" and ("out of memory" in log.lower() or killed):
+        # No candidate code exists yet in this phase: memory the reference alone needs (the host's
+        # OOM killer sends SIGKILL) is the machine's limit, never the candidate's.
+        return Verdict.TOO_LARGE, ("the worker ran out of memory (or was killed) running the reference, before "
+                                   "the candidate was loaded")
     if timed_out_in == "build":
         return Verdict.COMPILE_TIMEOUT, f"build still running after {s.compile_timeout_s:g} s"
     if timed_out_in == WAIT_PHASE:

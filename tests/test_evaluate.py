@@ -292,3 +292,9 @@ def test_the_constant_output_problem_is_flagged_and_the_gate_fails_it(evaluate):
     assert r.verdict is Verdict.CORRECT
     assert any(f.startswith("problem cannot discriminate") for f in r.flags)
     assert "cannot discriminate" in gate.judge(r).reason
+
+
+def test_a_worker_killed_while_running_the_reference_is_too_large_not_the_candidates(evaluate):
+    r = evaluate("correct.py", problem=_problem("12_Killed_reference.py"))
+    assert r.verdict is Verdict.TOO_LARGE, r.message
+    assert "before the candidate was loaded" in r.message
