@@ -23,7 +23,7 @@ COLUMNS = [
     "max_abs", "max_rel", "ref_median_ms", "new_median_ms", "speedup", "n_runs",
     "device", "gpu", "torch", "cuda", "precision", "build_s", "settings_key",
     "precision_tier", "floor_ms", "bound", "ref_sol", "sol", "flags", "baseline", "speedup_eager", "speedup_compile",
-    "measured", "untrusted",
+    "measured", "untrusted", "machine",
 ]
 
 
@@ -93,16 +93,23 @@ def records_frame(records: Iterable[EvalRecord]) -> pd.DataFrame:
             "speedup_compile": r.speedup_over("compile") if r.correct else None,
             "measured": measured_settings(r.settings),
             "untrusted": untrusted_reason(r.flags),
+            "machine": r.env.get("gpu") or r.env.get("device") or "",
         })
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def latest(frame: pd.DataFrame) -> pd.DataFrame:
-    """Keep only the newest evaluation of each (problem, solution content, settings, device)."""
+    """Keep only the newest evaluation of each (problem, solution content, settings, machine):
+    an H200's record does not replace an H100's. Where the records come from more than one
+    machine (GPU model, or the CPU), the machine joins the measured settings, so each gets
+    its own leaderboard row."""
     if frame.empty:
         return frame
     ordered = frame.sort_values("timestamp_utc", kind="stable")
-    return ordered.drop_duplicates(["problem", "solution_sha256", "settings_key", "device"], keep="last")
+    kept = ordered.drop_duplicates(["problem", "solution_sha256", "settings_key", "machine"], keep="last")
+    if kept["machine"].nunique() > 1:
+        kept = kept.assign(measured=(kept["measured"].fillna("") + " " + kept["machine"]).str.strip())
+    return kept
 
 
 def leaderboard(frame: pd.DataFrame) -> pd.DataFrame:

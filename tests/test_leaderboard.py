@@ -57,6 +57,16 @@ def test_two_sizes_of_one_problem_are_two_rows_with_their_settings():
     assert lb.fast_p(board) == {0.0: 1.0, 1.0: 1.0, 1.5: 0.5, 2.0: 0.5}
 
 
+def test_records_of_two_gpu_models_are_two_rows_named_by_gpu():
+    def on(gpu, new):
+        return make(problem="1/34", sha="a" * 64, ref=(4.0,), new=(new,), env={"device": "cuda", "gpu": gpu})
+
+    one_gpu = lb.leaderboard(lb.records_frame([on("NVIDIA H200", 2.0)]))
+    assert one_gpu["measured"].tolist() == [""]
+    board = lb.leaderboard(lb.records_frame([on("NVIDIA H100 80GB HBM3", 2.0), on("NVIDIA H200", 1.0)]))
+    assert board[["measured", "speedup"]].values.tolist() == [["NVIDIA H100 80GB HBM3", 2.0], ["NVIDIA H200", 4.0]]
+
+
 @pytest.mark.parametrize("settings, label", [
     ({}, ""),
     ({"precision": "fp32", "atol": 1e-4, "rtol": None, "baseline": "eager", "judge": "reference"}, ""),

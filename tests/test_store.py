@@ -11,7 +11,8 @@ def make(problem="1/1", sha="a" * 64, verdict=Verdict.CORRECT, ref=(2.0, 2.0, 4.
                       solution_sha256=sha, verdict=verdict, settings_key=kw.pop("settings_key", "k1"),
                       ref_timing=Timing(ref) if ref else None, new_timing=Timing(new) if new else None,
                       trials=(TrialError(43, True, 0.0, 0.0),), checks=(CheckResult("x", True),),
-                      env={"device": "cpu", "gpu": None}, timestamp_utc=kw.pop("ts", "2026-11-23T10:00:00+00:00"), **kw)
+                      env=kw.pop("env", {"device": "cpu", "gpu": None}),
+                      timestamp_utc=kw.pop("ts", "2026-11-23T10:00:00+00:00"), **kw)
 
 
 def test_record_round_trips_with_stats(tmp_path):
