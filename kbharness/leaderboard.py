@@ -100,22 +100,25 @@ def records_frame(records: Iterable[EvalRecord]) -> pd.DataFrame:
 
 def latest(frame: pd.DataFrame) -> pd.DataFrame:
     """Keep only the newest evaluation of each (problem, solution content, settings, machine):
-    an H200's record does not replace an H100's. Where the records come from more than one
-    machine (GPU model, or the CPU), the machine joins the measured settings, so each gets
-    its own leaderboard row."""
+    an H200's record does not replace an H100's."""
     if frame.empty:
         return frame
     ordered = frame.sort_values("timestamp_utc", kind="stable")
-    kept = ordered.drop_duplicates(["problem", "solution_sha256", "settings_key", "machine"], keep="last")
-    if kept["machine"].nunique() > 1:
-        kept = kept.assign(measured=(kept["measured"].fillna("") + " " + kept["machine"]).str.strip())
-    return kept
+    return ordered.drop_duplicates(["problem", "solution_sha256", "settings_key", "machine"], keep="last")
+
+
+def _per_machine(frame: pd.DataFrame) -> pd.DataFrame:
+    """Where the records come from more than one machine (GPU model, or the CPU), the machine
+    joins the measured settings, so each gets its own leaderboard row."""
+    if frame.empty or frame["machine"].nunique() <= 1:
+        return frame
+    return frame.assign(measured=(frame["measured"].fillna("") + " " + frame["machine"]).str.strip())
 
 
 def leaderboard(frame: pd.DataFrame) -> pd.DataFrame:
     """Best correct candidate per problem and measured settings (by speedup), records whose
     speedup cannot be trusted left out; rows with no correct candidate show no speedup."""
-    frame = latest(frame)
+    frame = _per_machine(latest(frame))
     frame = frame[frame["untrusted"].fillna("") == ""]
     rows = []
     for (problem, measured), group in frame.groupby(["problem", "measured"], sort=True):
@@ -130,7 +133,7 @@ def leaderboard(frame: pd.DataFrame) -> pd.DataFrame:
 
 def left_out(frame: pd.DataFrame) -> pd.DataFrame:
     """The newest records kept off the leaderboard because their speedup cannot be trusted, with why."""
-    frame = latest(frame)
+    frame = _per_machine(latest(frame))
     apart = frame[frame["untrusted"].fillna("") != ""].sort_values(["problem", "measured", "solution"], kind="stable")
     return apart.rename(columns={"untrusted": "reason"})[LEFT_OUT_COLUMNS].reset_index(drop=True)
 

@@ -65,6 +65,8 @@ def test_records_of_two_gpu_models_are_two_rows_named_by_gpu():
     assert one_gpu["measured"].tolist() == [""]
     board = lb.leaderboard(lb.records_frame([on("NVIDIA H100 80GB HBM3", 2.0), on("NVIDIA H200", 1.0)]))
     assert board[["measured", "speedup"]].values.tolist() == [["NVIDIA H100 80GB HBM3", 2.0], ["NVIDIA H200", 4.0]]
+    frame = lb.latest(lb.records_frame([on("NVIDIA H100 80GB HBM3", 2.0), on("NVIDIA H200", 1.0)]))
+    assert lb.leaderboard(frame)["measured"].tolist() == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # as kb report calls it
 
 
 @pytest.mark.parametrize("settings, label", [
