@@ -31,7 +31,7 @@ import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done
 import torch.profiler  # noqa: F401
 
 from kbharness import check, checks, controls, env, guard, kernels, memory, roofline
-from kbharness.checks.views import flat as _flat, shares as _shares
+from kbharness.checks.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.buildcache import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
@@ -250,11 +250,6 @@ def _cast_all(out: Any, dtype: torch.dtype) -> Any:
     if isinstance(out, (tuple, list)):
         return type(out)(_cast_all(o, dtype) for o in out)
     return _cast(out, dtype)
-
-
-def _tensors(xs: list) -> list:
-    """The tensors of an input list: what a call can mutate and a redraw must reproduce."""
-    return [x for x in xs if isinstance(x, torch.Tensor)]
 
 
 def clone(inputs: list) -> list:

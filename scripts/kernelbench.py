@@ -18,8 +18,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from kbharness.results import UNTRUSTED_FLAGS  # noqa: E402
+
 LEVELS = ("level1", "level2", "level3")
-TRUST = ("stochastic reference", "problem cannot discriminate", "faster than the hardware floor")
 
 
 def refs(tree: Path, out: Path) -> int:
@@ -53,7 +55,7 @@ def _key(problem: str) -> tuple[int, int]:
 
 
 def _status(r: dict) -> str:
-    trust = list(dict.fromkeys(f.split(":")[0] for f in r.get("flags", []) if f.startswith(TRUST)))
+    trust = list(dict.fromkeys(f.split(":")[0] for f in r.get("flags", []) if f.startswith(UNTRUSTED_FLAGS)))
     return r["verdict"] + (f" ({', '.join(trust)})" if trust else "")
 
 

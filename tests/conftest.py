@@ -37,3 +37,11 @@ def evaluate(build_cache):
         return run_isolated(EvalSpec(problem, path, settings, build_cache), sandboxed=sandboxed)
 
     return run
+
+
+def reference_as_candidate(problem: Path, tmp_path: Path) -> Path:
+    """The problem's own source with ``ModelNew = Model``: a reference judged against itself,
+    as KernelBench's references are in scripts/kernelbench.py."""
+    path = tmp_path / f"ref_{problem.stem}.py"
+    path.write_text(problem.read_text() + "\n\nModelNew = Model\n")
+    return path

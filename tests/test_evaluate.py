@@ -4,7 +4,7 @@ import statistics
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, reference_as_candidate
 
 from kbharness.results import Verdict
 
@@ -204,16 +204,9 @@ def _problem(name: str):
     return FIXTURES / "kernelbench_like" / "level1" / name
 
 
-def _reference_as_candidate(problem, tmp_path):
-    """The problem's own source with ``ModelNew = Model``: KernelBench's reference judged against itself."""
-    path = tmp_path / f"ref_{problem.stem}.py"
-    path.write_text(problem.read_text() + "\n\nModelNew = Model\n")
-    return path
-
-
 def test_a_reference_that_draws_random_numbers_is_correct_against_itself(evaluate, tmp_path):
     dropout = _problem("5_Dropout_softmax.py")
-    r = evaluate(_reference_as_candidate(dropout, tmp_path), problem=dropout)
+    r = evaluate(reference_as_candidate(dropout, tmp_path), problem=dropout)
     assert r.verdict is Verdict.CORRECT, r.message
     assert r.max_abs == 0.0
     assert any("draws random numbers" in n for n in r.notes)
@@ -225,7 +218,7 @@ def test_a_reference_that_draws_random_numbers_is_correct_against_itself(evaluat
 
 def test_a_reference_that_differs_from_itself_is_flagged_stochastic_not_judged_wrong(evaluate, tmp_path):
     noisy = _problem("6_Private_noise.py")
-    r = evaluate(_reference_as_candidate(noisy, tmp_path), problem=noisy)
+    r = evaluate(reference_as_candidate(noisy, tmp_path), problem=noisy)
     assert r.verdict is Verdict.CORRECT, r.message
     assert any(f.startswith("stochastic reference: two calls from the same RNG state differ") for f in r.flags)
     wrong_shape = tmp_path / "wrong_shape.py"
@@ -236,7 +229,7 @@ def test_a_reference_that_differs_from_itself_is_flagged_stochastic_not_judged_w
 
 def test_a_failing_float64_run_leaves_the_verdict_to_the_reference(evaluate, tmp_path):
     plain = _problem("7_Plain_tensor_attribute.py")
-    r = evaluate(_reference_as_candidate(plain, tmp_path), problem=plain)
+    r = evaluate(reference_as_candidate(plain, tmp_path), problem=plain)
     assert r.verdict is Verdict.CORRECT, r.message
     assert r.ref_err_fp64 is None
     assert any(n.startswith("float64 run skipped (RuntimeError") for n in r.notes)
@@ -252,7 +245,7 @@ def test_a_candidate_closer_to_float64_than_the_reference_is_judged_by_float64(e
     assert r.new_err_fp64 < 1e-3 < r.ref_err_fp64
     assert r.precision_tier not in ("bitwise", "")
     assert any("judged by float64" in n for n in r.notes)
-    itself = evaluate(_reference_as_candidate(unstable, tmp_path), problem=unstable)
+    itself = evaluate(reference_as_candidate(unstable, tmp_path), problem=unstable)
     assert itself.verdict is Verdict.CORRECT and itself.judged_by == "reference"
 
 

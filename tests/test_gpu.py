@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from conftest import CANDIDATES, FIXTURES
+from conftest import CANDIDATES, FIXTURES, reference_as_candidate
 from kbharness.results import Verdict
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -152,16 +152,10 @@ def test_cuda_graph_mode_times_replays_and_checks_every_timed_output(evaluate):
     assert any(c.name == "timed outputs match" and c.passed for c in graphed.checks)
 
 
-def _itself(problem, tmp_path):
-    path = tmp_path / f"ref_{problem.stem}.py"
-    path.write_text(problem.read_text() + "\n\nModelNew = Model\n")
-    return path
-
-
 def test_memory_stays_one_trials_working_set_under_a_limit(evaluate, tmp_path):
     huge = FIXTURES / "kernelbench_like" / "level1" / "11_Huge_input.py"
     # 2 GiB in, 2 GiB out: six trials kept at once (with float64 copies) would need over 40 GiB.
-    r = evaluate(_itself(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**29},
+    r = evaluate(reference_as_candidate(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**29},
                  memory_limit_gib=24)
     assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
     gib = 2**30
@@ -174,6 +168,6 @@ def test_memory_stays_one_trials_working_set_under_a_limit(evaluate, tmp_path):
 
 def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
     huge = FIXTURES / "kernelbench_like" / "level1" / "11_Huge_input.py"
-    r = evaluate(_itself(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**31},
+    r = evaluate(reference_as_candidate(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**31},
                  memory_limit_gib=6)
     assert r.verdict is Verdict.TOO_LARGE, r.message

@@ -1,9 +1,15 @@
-"""Whether two tensors share memory: the question behind aliasing and replayed outputs."""
+"""Tensors in an input or output structure, and whether two share memory: the questions
+behind mutation, aliasing and replayed outputs."""
 from __future__ import annotations
 
 from typing import Any
 
 import torch
+
+
+def tensors(xs: list) -> list:
+    """The tensors of an input list: what a call can mutate and a redraw must reproduce."""
+    return [x for x in xs if isinstance(x, torch.Tensor)]
 
 
 def flat(out: Any) -> list:
