@@ -15,6 +15,8 @@ left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
 CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
 SEEDS=$(ls solutions/level2/*/seed_*.txt)
+# A bwrap binary carried in .bwrap/bin (git-ignored) sandboxes GPU runs on a machine without one.
+[ -x .bwrap/bin/bwrap ] && ! command -v bwrap >/dev/null && export PATH=$PWD/.bwrap/bin:$PATH
 RECORD=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 # Workers are forked from a server that imported torch without touching the GPU; prove a
 # forked child can still create its CUDA context, else fall back to plain worker starts.
