@@ -50,7 +50,7 @@ def measure(problem_path: Path, settings: Settings) -> list[float]:
 
     device = torch.device(settings.device)
     problem = load_problem(problem_path, settings.size_overrides)
-    model = evaluate.build_model(problem.Model, problem.get_init_inputs(), settings, device)
+    model, _ = evaluate.build_reference(problem, problem.get_init_inputs(), settings, device, evaluate.Findings())
     timer = Timer(device)
     times = []
     with torch.no_grad():

@@ -13,29 +13,30 @@ import torch
 from kbharness.check import compare
 
 
-def _controls(inputs: Sequence[Any], ref_out: torch.Tensor) -> dict[str, torch.Tensor]:
-    out = {"an all-zeros output": torch.zeros_like(ref_out)}
-    if ref_out.is_floating_point() and ref_out.numel() > 1:
-        out["the reference's mean everywhere"] = torch.full_like(ref_out, ref_out.float().mean().item())
+ZEROS, MEAN, PASSTHROUGH = "an all-zeros output", "the reference's mean everywhere", "the input passed through"
+
+
+def _controls(inputs: Sequence[Any], ref_out: torch.Tensor, among: set[str] | None = None) -> dict[str, torch.Tensor]:
+    def wanted(name: str) -> bool:
+        return among is None or name in among
+
+    out = {ZEROS: torch.zeros_like(ref_out)} if wanted(ZEROS) else {}
+    if wanted(MEAN) and ref_out.is_floating_point() and ref_out.numel() > 1:
+        out[MEAN] = torch.full_like(ref_out, ref_out.float().mean().item())
     for x in inputs:
-        if isinstance(x, torch.Tensor) and x.shape == ref_out.shape and x.dtype == ref_out.dtype:
-            out["the input passed through"] = x
+        if wanted(PASSTHROUGH) and isinstance(x, torch.Tensor) and x.shape == ref_out.shape and x.dtype == ref_out.dtype:
+            out[PASSTHROUGH] = x
             break
     return out
 
 
-def passing_on(inputs: Sequence[Any], ref_out: Any, atol: float, rtol: float) -> set[str]:
-    """Names of the null candidates that pass on one trial; intersect over trials, one at a
-    time, so no trial's tensors need to be kept for it."""
-    if not isinstance(ref_out, torch.Tensor):
+def passing_on(inputs: Sequence[Any], ref_out: Any, atol: float, rtol: float,
+               among: set[str] | None = None) -> set[str]:
+    """Names of the null candidates that pass on one trial, of those ``among`` (all when None):
+    intersect over trials, one at a time, so no trial's tensors need to be kept for it and a
+    control that failed once is not compared again."""
+    if not isinstance(ref_out, torch.Tensor) or among == set():
         return set()
-    return {name for name, fake in _controls(inputs, ref_out).items() if compare(ref_out, fake, atol, rtol).passed}
+    return {name for name, fake in _controls(inputs, ref_out, among).items()
+            if compare(ref_out, fake, atol, rtol).passed}
 
-
-def passing_controls(trials: Sequence[tuple[Sequence[Any], Any]], atol: float, rtol: float) -> list[str]:
-    """Names of the null candidates that pass on every (inputs, reference output) trial."""
-    passing = None
-    for inputs, ref_out in trials:
-        names = passing_on(inputs, ref_out, atol, rtol)
-        passing = names if passing is None else passing & names
-    return sorted(passing or ())

@@ -2,7 +2,8 @@ import math
 
 import torch
 
-from kbharness.check import compare
+from kbharness import check
+from kbharness.check import compare, error_vs
 
 
 def test_identical_tensors_pass_with_zero_error():
@@ -75,3 +76,48 @@ def test_comparison_ignores_later_monkeypatching_of_torch():
         assert not compare(ref, wrong, 1e-4, 1e-4).passed
     finally:
         torch.sub, torch.abs, torch.Tensor.__sub__ = saved
+
+
+def test_slices_add_up_to_the_whole_tensor(monkeypatch):
+    monkeypatch.setattr(check, "CHUNK", 7)
+    ref = torch.linspace(1.0, 2.0, 50)
+    new = ref.clone()
+    new[[3, 20, 49]] += torch.tensor([0.1, 0.3, 0.2])
+    c = compare(ref, new, 1e-4, 1e-4)
+    assert not c.passed and "3 of 50 elements outside" in c.reason
+    assert math.isclose(c.max_abs, 0.3, rel_tol=1e-5)
+    assert math.isclose(c.max_rel, 0.3 / float(ref[20]), rel_tol=1e-5)
+
+
+def test_nan_in_a_late_slice_is_still_found(monkeypatch):
+    monkeypatch.setattr(check, "CHUNK", 4)
+    ref = torch.ones(20)
+    new = ref.clone()
+    new[17] = float("nan")
+    c = compare(ref, new, 1.0, 1.0)
+    assert not c.passed and "1 NaN/Inf" in c.reason and c.max_abs == math.inf
+
+
+def test_matching_infinities_pass_and_opposite_ones_fail():
+    ref = torch.tensor([1.0, float("inf"), float("-inf")])
+    assert compare(ref, ref.clone(), 1e-4, 1e-4).passed
+    flipped = torch.tensor([1.0, float("-inf"), float("-inf")])
+    assert "non-finite values differ" in compare(ref, flipped, 1e-4, 1e-4).reason
+
+
+def test_half_precision_and_complex_outputs_compare_in_their_own_terms():
+    ref = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    assert not compare(ref, torch.tensor([1.0, 2.5], dtype=torch.float16), 1e-2, 1e-2).passed
+    z = torch.tensor([1 + 1j, 2 - 1j], dtype=torch.complex64)
+    assert compare(z, z.clone(), 1e-4, 1e-4).passed
+    c = compare(z, torch.tensor([1 + 1j, 2 + 1j], dtype=torch.complex64), 1e-4, 1e-4)
+    assert not c.passed and math.isclose(c.max_abs, 2.0)  # the imaginary part counts
+
+
+def test_error_vs_float64_answer_over_slices_and_non_finite(monkeypatch):
+    monkeypatch.setattr(check, "CHUNK", 3)
+    exact = torch.tensor([1.0, -4.0, 2.0, 0.5, float("inf")], dtype=torch.float64)
+    approx = torch.tensor([1.0, -4.5, 2.0, 0.5, float("inf")])
+    max_abs, normalized = error_vs(exact, approx)
+    assert math.isclose(max_abs, 0.5) and math.isclose(normalized, 0.5 / 4.0)
+    assert error_vs(exact[:4], torch.tensor([1.0, float("nan"), 2.0, 0.5])) == (math.inf, math.inf)

@@ -1,8 +1,10 @@
 """End-to-end evaluations in real worker processes on the CPU: every verdict class, and
 the cheats the checks exist for."""
 import statistics
+import types
 
 import pytest
+import torch
 
 from conftest import FIXTURES, reference_as_candidate
 
@@ -291,3 +293,46 @@ def test_a_worker_killed_while_running_the_reference_is_too_large_not_the_candid
     r = evaluate("correct.py", problem=_problem("12_Killed_reference.py"))
     assert r.verdict is Verdict.TOO_LARGE, r.message
     assert "before the candidate was loaded" in r.message
+
+
+class _HostOnlyInit(torch.nn.Module):
+    """Reads a value to the host in ``__init__``: fine on the CPU, impossible on a device
+    that holds no data (meta stands in for a GPU here)."""
+
+    def __init__(self):
+        super().__init__()
+        self.scale = torch.ones(3).sum().item()
+        self.linear = torch.nn.Linear(4, 4)
+
+
+class _PlainInit(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+
+def _settings():
+    from kbharness.spec import Settings
+    return Settings(device="cpu")
+
+
+def test_models_are_constructed_on_the_device_and_host_only_ones_on_the_host():
+    from kbharness import evaluate as ev
+    meta = torch.device("meta")
+    problem = type("Problem", (), {"Model": _PlainInit})
+    found = ev.Findings()
+    model, on_device = ev.build_reference(problem, [], _settings(), meta, found)
+    assert on_device and model.linear.weight.is_meta and not found.notes
+    problem.Model = _HostOnlyInit
+    model, on_device = ev.build_reference(problem, [], _settings(), meta, found)
+    assert not on_device and model.linear.weight.is_meta and model.scale == 3.0
+    assert "cannot be constructed on meta" in found.notes[0] and "both models" in found.notes[0]
+
+
+def test_a_candidate_that_cannot_be_constructed_on_the_device_is_built_on_the_host_with_a_note():
+    from kbharness import evaluate as ev
+    found = ev.Findings()
+    ref = types.SimpleNamespace(settings=_settings(), device=torch.device("meta"), on_device=True, found=found)
+    assert ev._build_candidate(_PlainInit, [], ref).linear.weight.is_meta and not found.notes
+    model = ev._build_candidate(_HostOnlyInit, [], ref)
+    assert model.scale == 3.0 and "another generator" in found.notes[0]
