@@ -732,6 +732,9 @@ def _count_work(problem, spec: EvalSpec, device, found: Findings) -> None:
         found.work = roofline.count_work(problem, spec.settings.precision)
         override = Path(spec.settings.ceilings_file) if spec.settings.ceilings_file else None
         found.ceilings = roofline.load_ceilings(device, spec.cache_dir, override)
+    except roofline.WorkUncounted as e:
+        found.roofline = {"error": str(e)}
+        found.notes.append(f"{e}: no speed-of-light figures or hardware-floor check for this problem")
     except Exception as e:
         found.roofline = {"error": f"{type(e).__name__}: {e}"[:300]}
 

@@ -55,16 +55,34 @@ class Keeper:
 
 
 def _to_host(obj: Any) -> Any:
+    """A host copy in page-locked memory: a pageable copy of a 7 GiB output took 5.8 s on an
+    H200 (page faults on fresh host memory), and every comparison then streamed it back
+    slowly. The copies are queued, then waited for once."""
+    copied = _queue_to_host(obj)
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    return copied
+
+
+def _queue_to_host(obj: Any) -> Any:
     if isinstance(obj, torch.Tensor):
-        return obj.cpu() if obj.device.type != "cpu" else obj
+        if obj.device.type == "cpu":
+            return obj
+        try:
+            host = torch.empty_like(obj, device="cpu", pin_memory=True)
+        except RuntimeError:  # page-locked memory refused: a pageable copy is slower, not wrong
+            return obj.cpu()
+        return host.copy_(obj, non_blocking=True)
     if isinstance(obj, (tuple, list)):
-        return type(obj)(_to_host(o) for o in obj)
+        return type(obj)(_queue_to_host(o) for o in obj)
     return obj
 
 
 def to_device(obj: Any, device: torch.device) -> Any:
+    """``obj`` on ``device``; from page-locked memory the copy is queued on the current stream,
+    which orders it before any kernel that reads it."""
     if isinstance(obj, torch.Tensor):
-        return obj.to(device)
+        return obj.to(device, non_blocking=obj.is_pinned())
     if isinstance(obj, (tuple, list)):
         return type(obj)(to_device(o, device) for o in obj)
     return obj

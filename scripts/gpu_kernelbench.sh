@@ -8,7 +8,7 @@
 # KB_SWEEP_PATHS sweeps part of the tree (.gpu/kb_refs/level2 .gpu/kb_refs/level3), KB_PROFILE="1/19_ReLU ..."
 # first profiles those problems' evaluations (scripts/profile_eval.py).
 #   KB_DEADLINE=560 KB_STORE=results/h200/kernelbench/refs.jsonl bash scripts/gpu_kernelbench.sh
-source scripts/gpu_common.sh kernelbench
+source scripts/gpu_common.sh kernelbench${KB_LOAD:+_loaded}
 TREE=${KB_TREE:-.kernelbench/KernelBench}
 STORE=${KB_STORE:-$RECORD/kernelbench/refs.jsonl}
 mkdir -p "$(dirname "$STORE")"; touch "$STORE"

@@ -59,6 +59,13 @@ def _status(r: dict) -> str:
     return r["verdict"] + (f" ({', '.join(trust)})" if trust else "")
 
 
+def _spread(r: dict) -> str:
+    """What says whether a speedup off 1.00 is noise: runs and each timing's IQR over its median."""
+    iqr = [100 * r[k]["iqr_ms"] / r[k]["median_ms"] for k in ("ref_timing", "new_timing")]
+    host = " host-bound" if any(f.startswith("host-bound") for f in r.get("flags", [])) else ""
+    return f"{len(r['new_timing']['times_ms'])} runs, IQR {iqr[0]:.0f}% and {iqr[1]:.0f}%{host}"
+
+
 def _gib(n: float | None) -> str:
     return f"{n / 2**30:.2f}" if n else "-"
 
@@ -83,7 +90,7 @@ def summary(store: Path, again: Path | None = None) -> int:
               f"min {min(speedups, default=0):.3f}, median {statistics.median(speedups) if speedups else 0:.3f}, "
               f"max {max(speedups, default=0):.3f}; outside [0.97, 1.03]: {len(outside)}", ""]
     lines += [f"- {p}: {r['speedup']:.3f}x (reference {r['ref_timing']['median_ms']:.4g} ms, "
-              f"candidate {r['new_timing']['median_ms']:.4g} ms)" for p, r in sorted(outside, key=lambda x: _key(x[0]))]
+              f"candidate {r['new_timing']['median_ms']:.4g} ms; {_spread(r)})" for p, r in sorted(outside, key=lambda x: _key(x[0]))]
     peak = sorted(recs.items(), key=lambda kv: -max([v for k, v in kv[1].get("memory", {}).items()
                                                    if k in ("reference", "candidate", "evaluation")] or [0]))
     lines += ["", "## Largest peak device memory (GiB)", "", "| problem | reference | candidate | evaluation | limit |",

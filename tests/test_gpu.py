@@ -171,3 +171,14 @@ def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
     r = evaluate(reference_as_candidate(huge, tmp_path), problem=huge, device="cuda", size_overrides={"n": 2**31},
                  memory_limit_gib=6)
     assert r.verdict is Verdict.TOO_LARGE, r.message
+
+
+def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
+    from kbharness import memory
+    device = torch.device("cuda")
+    keeper = memory.Keeper(device, limit=0)  # no room on the device: everything kept waits on the host
+    x = torch.randn(3, 1000, device=device)
+    kept = keeper.keep((x, 3))
+    assert kept[0].device.type == "cpu" and kept[0].is_pinned() and kept[1] == 3
+    back = memory.to_device(kept, device)
+    assert back[0].device.type == "cuda" and torch.equal(back[0], x)

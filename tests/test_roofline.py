@@ -120,3 +120,20 @@ def test_candidate_faster_than_the_floor_is_flagged(evaluate, tmp_path):
     assert any(f.startswith("faster than the hardware floor") and "physically impossible" in f for f in r.flags)
     honest = evaluate("correct.py")
     assert 0 < honest.sol() < 1 and not honest.flags
+
+
+def test_counting_past_its_budget_stops_with_the_reason(tmp_path):
+    path = tmp_path / "1_Many_steps.py"
+    path.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        for _ in range(50):\n"
+        "            x = torch.tanh(x) + 1\n"
+        "        return x\n"
+        "def get_inputs():\n    return [torch.randn(8, 8)]\n"
+        "def get_init_inputs():\n    return []\n")
+    problem = load_problem(path)
+    assert roofline.count_work(problem).other_flops >= 50 * 2 * 64  # within the default budget
+    with pytest.raises(roofline.WorkUncounted, match="took over 0 s to count on the meta device"):
+        roofline.count_work(problem, budget_s=0.0)
