@@ -46,6 +46,8 @@ def prepare_build_env(cache_dir: Path, code: str, device: str) -> Path:
     directory = entry_dir(cache_dir, code, device)
     directory.mkdir(parents=True, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(directory)
+    # Triton's compiled kernels (and autotuning results) go into the same entry.
+    os.environ["TRITON_CACHE_DIR"] = str(directory / "triton")
     scripts = sysconfig.get_path("scripts")
     path = os.environ.get("PATH", "")
     if scripts and scripts not in path.split(os.pathsep):

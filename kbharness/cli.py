@@ -20,6 +20,7 @@ from kbharness.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
 from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
+from kbharness.prompt import LANGUAGES as PROMPT_LANGUAGES
 from kbharness.runner import Job, evaluate_jobs
 from kbharness.spec import (BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, default,
                             parse_sizes)
@@ -589,7 +590,9 @@ def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool)
 @click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True)
 @click.option("--device", type=click.Choice(["cuda", "cpu"]), default="cuda", show_default=True,
               help="Ask for CUDA kernels, or C++ for the CPU.")
-def prompt(problem, problems_dir, device) -> None:
+@click.option("--language", type=click.Choice(PROMPT_LANGUAGES), default=None,
+              help="The kernel language to ask for, with its worked example (default: --device's).")
+def prompt(problem, problems_dir, device, language) -> None:
     """Print a KernelBench-style prompt asking an LLM to write ModelNew for PROBLEM."""
     from kbharness.prompt import make_prompt
 
@@ -597,7 +600,7 @@ def prompt(problem, problems_dir, device) -> None:
         prob = resolve(problem, problems_dir)
     except ProblemError as e:
         _fail(str(e))
-    click.echo(make_prompt(prob.path, device))
+    click.echo(make_prompt(prob.path, device, language or ""))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import torch
 import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
 import torch.profiler  # noqa: F401
 
-from kbharness import check, checks, controls, env, guard, kernels, memory, roofline
+from kbharness import check, checks, controls, env, guard, kernels, languages, memory, roofline
 from kbharness.checks.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.buildcache import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
@@ -85,6 +85,7 @@ class Findings:
     new_ms: list[float] = field(default_factory=list)
     compiled_ms: list[float] = field(default_factory=list)
     build_s: float | None = None
+    language: str = ""
     tier_error: float = 0.0
     ref_err64: float | None = None
     new_err64: float | None = None
@@ -139,6 +140,7 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         **_reference_timings(found, settings),
         new_timing=Timing(tuple(found.new_ms)) if found.new_ms else None,
         build_s=found.build_s,
+        language=found.language,
         wall_s=time.perf_counter() - started,
         precision_tier=check.precision_tier(found.tier_error) if errors else "",
         ref_err_fp64=found.ref_err64,
@@ -159,9 +161,15 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     device = torch.device(settings.device)
     if source.code is None:
         raise Stop(Verdict.NO_CODE, source.reason)
-    if source.needs_cuda and (device.type != "cuda" or not torch.cuda.is_available()):
+    lang = _language(spec, source.code)
+    found.language = lang.name
+    if lang.needs_cuda and (device.type != "cuda" or not torch.cuda.is_available()):
         raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; no GPU visible" if not torch.cuda.is_available()
                    else f"needs CUDA; evaluated on {device}")
+    missing = lang.missing()
+    if missing:
+        raise Stop(Verdict.NEEDS_PACKAGE, f"needs {', '.join(missing)}: a {lang.label} candidate; "
+                   f"pip install '.[{lang.extra}]'" if lang.extra else f"needs {', '.join(missing)}")
     snapshot = guard.Snapshot()
     phase("reference")
     limit = memory.apply_limit(device, settings.memory_limit_gib)
@@ -180,11 +188,19 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     prepare_build_env(spec.cache_dir, source.code, settings.device)
     t0 = time.perf_counter()
     model_new_cls = load_model_new(source, run_dir)
+    ref.beside_candidate = True
+    new_model = None
+    if lang.lazy:
+        # Its kernels compile (and autotune) at their first call: that call is the build's, under
+        # its time limit, on inputs of the timing warm-up's seed, never a checked trial's.
+        new_model = _build_candidate(model_new_cls, init_inputs, ref)
+        with torch.no_grad():
+            _candidate_call(ref, new_model, make_inputs(problem, settings.seed, settings, device), settings.seed)
     found.build_s = time.perf_counter() - t0
     phase("check")
-    ref.beside_candidate = True
     _check_integrity(snapshot, "importing the candidate", found)
-    new_model = _build_candidate(model_new_cls, init_inputs, ref)
+    if new_model is None:
+        new_model = _build_candidate(model_new_cls, init_inputs, ref)
     with torch.no_grad():
         _check_trials(new_model, trials, ref, found)
         _check_determinism(new_model, trials[0], ref, found)
@@ -207,6 +223,13 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     if not found.new_ms:
         raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
     return Verdict.CORRECT, "", ""
+
+
+def _language(spec: EvalSpec, code: str) -> languages.Language:
+    try:
+        return languages.of(code, spec.language)
+    except languages.UnknownLanguage as e:
+        raise Stop(Verdict.LOAD_ERROR, str(e)) from None
 
 
 def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.device,
@@ -812,6 +835,9 @@ def classify_exception(e: BaseException) -> tuple[Verdict, str, str]:
     log = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     if memory.is_oom(e):
         return Verdict.OOM, first, log
+    dsl = languages.compile_error(e)
+    if dsl is not None:
+        return Verdict.COMPILE_ERROR, dsl, log
     if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text:
         return Verdict.CUDA_ERROR, first, log
     return Verdict.RUNTIME_ERROR, first, log

@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 import torch
 
+from kbharness import languages
+
 _LIBRARY = re.compile(
     r"(^|[\s:<(])(at::|at_cuda_detail|c10::|cutlass|cublas|cudnn|cask|xmma|sm\d+_|ampere_|hopper_|volta_|turing_|"
     r"implicit_convolve|precomputed_convolve|winograd|fft|nchwToNhwc|nhwcToNchw|gemv|gemmSN|gemmk1|splitKreduce|"
@@ -51,5 +53,5 @@ def custom_kernels(kernels: list[tuple[str, float]], source: str = "") -> list[s
     """Kernels the candidate defines itself (a ``__global__`` function of that name in its
     source), and any other kernel no library pattern claims: a candidate's kernel may be
     named like a library's (``gemv_bias_relu``) and still be its own."""
-    own = set(re.findall(r"__global__[^;{]*?\b(\w+)\s*\(", source))
+    own = languages.own_kernels(source)
     return [name for name, _ in kernels if kernel_identifier(name) in own or not is_library_kernel(name)]

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from kbharness import languages
 from kbharness.buildcache import exclusive_build
+from kbharness.languages import Language
 from kbharness.extract import extract_code
 
 COMPLETION_SUFFIXES = {".txt", ".md"}
-_CUDA_MARKERS = re.compile(r"cuda_sources\s*=|__global__|with_cuda\s*=\s*True|<<<")
 _BUILD_FAILED = re.compile(r"Error building extension|error: command .* failed|ninja: build stopped")
 _COMPILER_ERROR = re.compile(r"^(?:\S*/)?(\S.*\berror:.*)$", re.MULTILINE)
 
@@ -43,8 +44,12 @@ class SolutionSource:
     reason: str = ""
 
     @property
+    def language(self) -> Language | None:
+        return languages.detect(self.code) if self.code is not None else None
+
+    @property
     def needs_cuda(self) -> bool:
-        return self.code is not None and bool(_CUDA_MARKERS.search(self.code))
+        return self.language is not None and self.language.needs_cuda
 
 
 def read_solution(path: Path) -> SolutionSource:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kbharness import languages
+
 EXAMPLE_MODEL = '''import torch
 import torch.nn as nn
 
@@ -83,6 +85,38 @@ class ModelNew(nn.Module):
         return ext.add(a.contiguous(), b.contiguous())
 '''
 
+EXAMPLE_TRITON = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(a_ptr, b_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, a + b, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def forward(self, a, b):
+        a, b = a.contiguous(), b.contiguous()
+        out = torch.empty_like(a)
+        n = a.numel()
+        add_kernel[(triton.cdiv(n, 1024),)](a, b, out, n, BLOCK=1024)
+        return out
+'''
+
+# Per language: the example solution and how its kernels are built.
+EXAMPLES = {
+    "cuda": (EXAMPLE_CUDA, "an inline CUDA kernel, built by torch.utils.cpp_extension.load_inline"),
+    "cpp": (EXAMPLE_CPP, "an inline C++ (CPU) kernel, built by torch.utils.cpp_extension.load_inline"),
+    "triton": (EXAMPLE_TRITON, "a Triton kernel (@triton.jit), compiled at its first call"),
+}
+LANGUAGES = tuple(EXAMPLES)
+
 INSTRUCTIONS = """You write custom {kind} kernels that replace PyTorch operators to make a model faster.
 You may replace any operators of the architecture below: fuse several into one kernel, change the
 algorithm (online softmax, say), or keep some in PyTorch. The new model must compute the same result
@@ -94,7 +128,7 @@ Here is an example. The architecture:
 ```python
 {example_model}```
 
-and a solution with an inline {kind} kernel, built by torch.utils.cpp_extension.load_inline:
+and a solution with {how}:
 
 ```python
 {example_solution}```
@@ -112,9 +146,11 @@ code, get_inputs or get_init_inputs.
 """
 
 
-def make_prompt(problem_path: Path, device: str = "cuda") -> str:
-    kind = "CUDA" if device == "cuda" else "C++ (CPU)"
-    example = EXAMPLE_CUDA if device == "cuda" else EXAMPLE_CPP
+def make_prompt(problem_path: Path, device: str = "cuda", language: str = "") -> str:
+    """The prompt for ``language`` (one of LANGUAGES), by default CUDA on the GPU and C++ on the CPU."""
+    name = language or ("cuda" if device == "cuda" else "cpp")
+    example, how = EXAMPLES[name]
+    kind = languages.by_name(name).label
     source = Path(problem_path).read_text()
-    return (INSTRUCTIONS.format(kind=kind, example_model=EXAMPLE_MODEL, example_solution=example) + "\n"
+    return (INSTRUCTIONS.format(kind=kind, how=how, example_model=EXAMPLE_MODEL, example_solution=example) + "\n"
             + TASK.format(kind=kind, source=source if source.endswith("\n") else source + "\n"))

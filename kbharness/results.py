@@ -53,6 +53,8 @@ class Verdict(str, enum.Enum):
     COMPILE_TIMEOUT = "compile timeout"
     RUNTIME_ERROR = "runtime error"
     NEEDS_CUDA = "needs CUDA"
+    # The candidate's kernel language is not installed (pip install '.[triton]', say).
+    NEEDS_PACKAGE = "needs package"
     TIMEOUT = "timeout"
     CRASH = "crash"
     CUDA_ERROR = "cuda error"
@@ -201,6 +203,8 @@ class EvalRecord:
     compiled_timing: Timing | None = None
     baseline_used: str = "eager"
     build_s: float | None = None
+    # The candidate's kernel language (kbharness.languages), "" before it was known.
+    language: str = ""
     wall_s: float | None = None
     precision_tier: str = ""
     ref_err_fp64: float | None = None

@@ -122,6 +122,8 @@ class EvalSpec:
     solution_path: Path
     settings: Settings
     cache_dir: Path
+    # The candidate's kernel language by name (kbharness.languages); "" detects it from the source.
+    language: str = ""
 
     def to_json(self) -> str:
         return json.dumps({
@@ -129,12 +131,14 @@ class EvalSpec:
             "solution_path": str(self.solution_path),
             "settings": self.settings.to_dict(),
             "cache_dir": str(self.cache_dir),
+            "language": self.language,
         })
 
     @classmethod
     def from_json(cls, text: str) -> EvalSpec:
         d = json.loads(text)
-        return cls(Path(d["problem_path"]), Path(d["solution_path"]), Settings(**d["settings"]), Path(d["cache_dir"]))
+        return cls(Path(d["problem_path"]), Path(d["solution_path"]), Settings(**d["settings"]), Path(d["cache_dir"]),
+                   d.get("language", ""))
 
 
 def parse_sizes(items: Sequence[str], option: str = "--size") -> dict[str, Any]:

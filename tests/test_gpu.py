@@ -182,3 +182,19 @@ def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
     assert kept[0].device.type == "cpu" and kept[0].is_pinned() and kept[1] == 3
     back = memory.to_device(kept, device)
     assert back[0].device.type == "cuda" and torch.equal(back[0], x)
+
+
+def test_triton_candidate_compiles_in_the_build_and_is_correct_with_its_kernel_its_own(evaluate):
+    pytest.importorskip("triton")
+    r = evaluate(GPU / "triton_scale_shift.py", device="cuda", size_overrides=BIG)
+    assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
+    assert r.language == "triton" and r.build_s > 0
+    assert "scale_shift_kernel" in r.kernels["custom"]
+    assert not [f for f in r.flags if f.startswith("no custom kernel")]
+
+
+def test_broken_triton_kernel_is_a_compile_error_with_tritons_reason(evaluate):
+    pytest.importorskip("triton")
+    r = evaluate(GPU / "triton_broken.py", device="cuda")
+    assert r.verdict is Verdict.COMPILE_ERROR, r.message
+    assert r.message.startswith("Triton CompilationError at ") and "undefined_shift" in r.message

@@ -11,3 +11,15 @@ def test_prompt_holds_the_problem_source_and_an_example_for_the_device():
     cpu = invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--device", "cpu")
     assert "at::parallel_for" in cpu.output and "__global__" not in cpu.output
     assert invoke("prompt", "9/9", "--problems-dir", ROOT / "problems").exit_code == 2
+
+
+def test_prompt_in_triton_has_a_triton_example_that_is_detected_as_triton():
+    from kbharness import languages
+    from kbharness.prompt import EXAMPLE_TRITON
+
+    r = invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--language", "triton")
+    assert r.exit_code == 0
+    assert "custom Triton kernels" in r.output and "@triton.jit" in r.output and "load_inline" not in r.output
+    assert languages.detect(EXAMPLE_TRITON).name == "triton"
+    assert languages.own_kernels(EXAMPLE_TRITON) == {"add_kernel"}
+    assert invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--language", "rust").exit_code == 2
