@@ -19,6 +19,7 @@ from kbharness.build import build_all, entry_of
 from kbharness.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
 from kbharness.env import default_device
 from kbharness.history import DEFAULT_THRESHOLD, against
+from kbharness.languages import NAMES as LANGUAGE_NAMES
 from kbharness.problems import ProblemError, discover, resolve, solutions_for
 from kbharness.prompt import LANGUAGES as PROMPT_LANGUAGES
 from kbharness.runner import Job, evaluate_jobs
@@ -119,6 +120,8 @@ def eval_options(fn):
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
         click.option("--no-sandbox", is_flag=True,
                      help="Run candidates without the bwrap sandbox, with all your permissions (also KB_SANDBOX=0)."),
+        click.option("--language", type=click.Choice(LANGUAGE_NAMES), default="",
+                     help="The candidates' kernel language; default: read from each one's source."),
     ]
     for option in reversed(options):
         fn = option(fn)
@@ -161,6 +164,7 @@ class RunOptions:
     against_threshold: float
     build_jobs: int
     no_sandbox: bool
+    language: str
 
 
 def _split(kw: dict) -> tuple[RunOptions, Settings]:
@@ -234,7 +238,8 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
             progress.start()
         return evaluate_jobs(jobs, settings, store, o.cache_dir, o.force,
                              make_backend(o.backend, o.address, o.max_retries, _sandboxed(o)), on_done,
-                             build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o))
+                             build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o),
+                             language=o.language)
     except KeyboardInterrupt:
         kept = "nothing was stored (--no-store)" if o.no_store else f"every finished evaluation is in the store ({o.store_path})"
         err.print(f"interrupted; {kept}", highlight=False)

@@ -37,7 +37,7 @@ class Outcome:
 def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, cache_dir: Path,
                   force: bool = False, backend=None,
                   on_done: Callable[[Job, Outcome], None] = lambda job, o: None,
-                  build_jobs: int = 0, sandboxed: bool | None = None) -> list[Outcome]:
+                  build_jobs: int = 0, sandboxed: bool | None = None, language: str = "") -> list[Outcome]:
     """Run every job not already in the store (all of them with ``force``) on ``backend``
     (default: the local pool), storing each record as it arrives.
 
@@ -66,7 +66,7 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
     def specs() -> Iterator[EvalSpec]:
         for i in _in_build_order(jobs, todo, settings, pool) if build_jobs and len(todo) > 1 else todo:
             order.append(i)
-            yield EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir)
+            yield EvalSpec(jobs[i].problem.path.resolve(), jobs[i].solution.resolve(), settings, cache_dir, language)
 
     try:
         for k, record in (backend or LocalBackend(sandboxed=sandboxed)).run(specs()):

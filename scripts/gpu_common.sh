@@ -13,7 +13,7 @@ T0=$(date +%s)
 DEADLINE=${KB_DEADLINE:-520}
 left() { echo $(( DEADLINE - ($(date +%s) - T0) )); }
 section() { echo; echo "=== $* ($(date -u +%H:%M:%S), $(left) s left)"; }
-CANDIDATES=$(ls solutions/level*/*/cuda_*.py)
+CANDIDATES=$(ls solutions/level*/*/cuda_*.py solutions/level*/*/triton_*.py)
 SEEDS=$(ls solutions/level2/*/seed_*.txt)
 # A bwrap binary carried in .bwrap/bin (git-ignored) sandboxes GPU runs on a machine without one.
 [ -x .bwrap/bin/bwrap ] && ! command -v bwrap >/dev/null && export PATH=$PWD/.bwrap/bin:$PATH

@@ -132,3 +132,20 @@ def test_a_lazy_languages_honest_candidate_is_correct_with_its_warm_up_in_the_bu
     r = _in_process(CANDIDATES / "correct.py", tmp_path, language="lazy")
     assert r.verdict is Verdict.CORRECT, r.message
     assert r.language == "lazy" and r.build_s is not None
+
+
+def test_kb_run_language_names_the_language_and_an_unknown_one_is_a_usage_error(tmp_path):
+    from test_cli import invoke
+
+    r = invoke("compare", str(TINY_PROBLEM), str(CANDIDATES / "correct.py"), "--device", "cpu", "--language", "triton",
+               "--no-store", "--no-sandbox")
+    assert r.exit_code == 0 and "needs CUDA" in r.output
+    assert invoke("compare", str(TINY_PROBLEM), str(CANDIDATES / "correct.py"), "--language", "rust").exit_code == 2
+
+
+@pytest.mark.parametrize("path", sorted((CANDIDATES.parents[2] / "solutions").glob("level*/*/triton_*.py")),
+                         ids=lambda p: p.parent.name)
+def test_the_suites_triton_candidates_parse_and_are_triton_with_kernels_of_their_own(path):
+    source = path.read_text()
+    compile(source, str(path), "exec")
+    assert languages.detect(source).name == "triton" and languages.own_kernels(source)
