@@ -120,7 +120,7 @@ def eval_options(fn):
         click.option("--quiet", "-q", is_flag=True, help="No progress output."),
         click.option("--no-sandbox", is_flag=True,
                      help="Run candidates without the bwrap sandbox, with all your permissions (also KB_SANDBOX=0)."),
-        click.option("--language", type=click.Choice(LANGUAGE_NAMES), default="",
+        click.option("--language", type=click.Choice(LANGUAGE_NAMES), default=None,
                      help="The candidates' kernel language; default: read from each one's source."),
     ]
     for option in reversed(options):
@@ -164,7 +164,7 @@ class RunOptions:
     against_threshold: float
     build_jobs: int
     no_sandbox: bool
-    language: str
+    language: str | None
 
 
 def _split(kw: dict) -> tuple[RunOptions, Settings]:
@@ -239,7 +239,7 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
         return evaluate_jobs(jobs, settings, store, o.cache_dir, o.force,
                              make_backend(o.backend, o.address, o.max_retries, _sandboxed(o)), on_done,
                              build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o),
-                             language=o.language)
+                             language=o.language or "")
     except KeyboardInterrupt:
         kept = "nothing was stored (--no-store)" if o.no_store else f"every finished evaluation is in the store ({o.store_path})"
         err.print(f"interrupted; {kept}", highlight=False)
