@@ -49,9 +49,9 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
             return BuildResult(solution, False, 0.0, f"no code: {source.reason}")
         if source.needs_cuda and not device.startswith("cuda"):
             return BuildResult(solution, False, 0.0, "needs CUDA; not built for the CPU")
-        missing = source.language.missing()
-        if missing:
-            return BuildResult(solution, False, 0.0, f"needs {', '.join(missing)}; not built")
+        needs = source.language.needs()
+        if needs:
+            return BuildResult(solution, False, 0.0, f"{needs}; not built")
         entry = prepare_build_env(Path(cache_dir), source.code, device)
         before = _extensions(entry)
         with tempfile.TemporaryDirectory() as scratch:

@@ -166,10 +166,9 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     if lang.needs_cuda and (device.type != "cuda" or not torch.cuda.is_available()):
         raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; no GPU visible" if not torch.cuda.is_available()
                    else f"needs CUDA; evaluated on {device}")
-    missing = lang.missing()
-    if missing:
-        raise Stop(Verdict.NEEDS_PACKAGE, f"needs {', '.join(missing)}: a {lang.label} candidate; "
-                   f"pip install '.[{lang.extra}]'" if lang.extra else f"needs {', '.join(missing)}")
+    needs = lang.needs()
+    if needs:
+        raise Stop(Verdict.NEEDS_PACKAGE, needs)
     snapshot = guard.Snapshot()
     phase("reference")
     limit = memory.apply_limit(device, settings.memory_limit_gib)

@@ -17,7 +17,6 @@ from typing import Any, Callable
 
 from kbharness import languages
 from kbharness.buildcache import exclusive_build
-from kbharness.languages import Language
 from kbharness.extract import extract_code
 
 COMPLETION_SUFFIXES = {".txt", ".md"}
@@ -44,12 +43,13 @@ class SolutionSource:
     reason: str = ""
 
     @property
-    def language(self) -> Language | None:
+    def language(self) -> languages.Language | None:
         return languages.detect(self.code) if self.code is not None else None
 
     @property
     def needs_cuda(self) -> bool:
-        return self.language is not None and self.language.needs_cuda
+        lang = self.language
+        return lang is not None and lang.needs_cuda
 
 
 def read_solution(path: Path) -> SolutionSource:

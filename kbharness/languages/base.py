@@ -7,6 +7,17 @@ from dataclasses import dataclass
 from typing import Callable
 
 
+def imports(module: str) -> re.Pattern:
+    """A source that imports ``module`` at the start of a line (a mention in a comment or a string does not count)."""
+    return re.compile(rf"^\s*(import {module}\b|from {module}\b)", re.MULTILINE)
+
+
+def decorated(*decorators: str) -> re.Pattern:
+    """The name of each function defined under one of ``decorators`` (regular expressions),
+    other decorators between them allowed."""
+    return re.compile(rf"@(?:{'|'.join(decorators)})\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)")
+
+
 def first_line(e: BaseException) -> str:
     text = str(e).strip()
     return text.splitlines()[0][:300] if text else type(e).__name__
@@ -38,6 +49,13 @@ class Language:
     def missing(self) -> list[str]:
         """Pip requirements of this language that are not installed."""
         return [pip for module, pip in self.packages if importlib.util.find_spec(module) is None]
+
+    def needs(self) -> str:
+        """What the verdict "needs package" says, or "" when everything is installed."""
+        missing = self.missing()
+        if not missing:
+            return ""
+        return f"needs {', '.join(missing)}: a {self.label} candidate" + (f"; pip install '.[{self.extra}]'" if self.extra else "")
 
     def owns_error(self, e: BaseException) -> bool:
         module = type(e).__module__ or ""

@@ -1,16 +1,14 @@
 """TileLang: ``@tilelang.jit`` programs are lowered through TVM and compiled when first called,
 so the first call is made in the build phase; errors raised by tilelang's or TVM's modules are
 its compile errors."""
-import re
-
-from kbharness.languages.base import Language
+from kbharness.languages.base import Language, decorated, imports
 
 TILELANG = Language(
     name="tilelang",
     label="TileLang",
-    markers=re.compile(r"^\s*(import tilelang|from tilelang\b)", re.MULTILINE),
+    markers=imports("tilelang"),
     needs_cuda=True,
-    kernel_defs=re.compile(r"@(?:tilelang\.jit|T\.prim_func)\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)"),
+    kernel_defs=decorated(r"tilelang\.jit", r"T\.prim_func"),
     packages=(("tilelang", "tilelang"),),
     extra="tilelang",
     lazy=True,

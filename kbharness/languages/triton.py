@@ -4,7 +4,7 @@ makes that call in the build phase; their cache goes into the candidate's cache 
 the reason last; the verdict's message keeps the position and the reason."""
 import re
 
-from kbharness.languages.base import Language, first_line
+from kbharness.languages.base import Language, decorated, first_line, imports
 
 
 def describe(e: BaseException) -> str:
@@ -19,9 +19,9 @@ def describe(e: BaseException) -> str:
 TRITON = Language(
     name="triton",
     label="Triton",
-    markers=re.compile(r"^\s*(import triton|from triton\b)", re.MULTILINE),
+    markers=imports("triton"),
     needs_cuda=True,
-    kernel_defs=re.compile(r"@triton\.jit\b[^\n]*\n(?:\s*@[^\n]*\n)*\s*def\s+(\w+)"),
+    kernel_defs=decorated(r"triton\.jit"),
     packages=(("triton", "triton"),),
     extra="triton",
     lazy=True,
