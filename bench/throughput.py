@@ -6,9 +6,10 @@ cold cache and warm; and how much of the time after the first build the device s
 The sequential loop's rate is per candidate, so ``--sequential-sample K`` measures it on K
 candidates spread over the list when the whole loop would not fit a time budget.
 
-Every candidate of the repository for the device (``cuda_fused.py`` or ``cpp_fused.py``)
-is copied ``--copies`` times with a unique trailing comment, so each copy is a distinct
-candidate to the content-keyed cache (a cold build). Usage:
+Every candidate of the repository for the device (``cuda_fused.py`` or ``cpp_fused.py``;
+``--name triton_fused.py`` for the Triton ones) is copied ``--copies`` times with a unique
+trailing comment, so each copy is a distinct candidate to the content-keyed cache (a cold
+build). Usage:
 
     python bench/throughput.py --device cuda --copies 1 --sequential-sample 3 --out bench/results/throughput_h100.md
 """
@@ -33,8 +34,7 @@ from kbharness.spec import Settings  # noqa: E402
 from kbharness.sweep import candidates, place  # noqa: E402
 
 
-def variants(device: str, copies: int, limit: int | None, into: Path, solutions: Path, problems: Path) -> list[Job]:
-    name = "cuda_fused.py" if device == "cuda" else "cpp_fused.py"
+def variants(name: str, copies: int, limit: int | None, into: Path, solutions: Path, problems: Path) -> list[Job]:
     originals = sorted(solutions.glob(f"level*/*/{name}"))[:limit]
     for src in originals:
         folder = into / src.parent.parent.name / src.parent.name
@@ -66,6 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     ap.add_argument("--copies", type=int, default=2)
+    ap.add_argument("--name", default=None, help="The candidates' file name (default cuda_fused.py, cpp_fused.py on the CPU).")
     ap.add_argument("--limit", type=int, default=None, help="Use only the first N candidates.")
     ap.add_argument("--sequential-sample", type=int, default=None,
                     help="Time the sequential loop on this many candidates, spread over the list.")
@@ -85,10 +86,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="kb-throughput-"))
     results = []
     try:
-        jobs = variants(args.device, args.copies, args.limit, work / "cands", args.solutions_dir, args.problems_dir)
+        name = args.name or ("cuda_fused.py" if args.device == "cuda" else "cpp_fused.py")
+        jobs = variants(name, args.copies, args.limit, work / "cands", args.solutions_dir, args.problems_dir)
         header = (f"{datetime.now(timezone.utc):%Y-%m-%d} · {platform.node()} · {os.cpu_count()} cores · GPU {gpu} · "
                   f"torch {torch.__version__} · {len(jobs)} candidates ({args.copies} copies of "
-                  f"{len(jobs) // max(1, args.copies)}) · {args.build_jobs} builders · sizes {sizes or 'as written'}")
+                  f"{len(jobs) // max(1, args.copies)} {name}) · {args.build_jobs} builders · sizes {sizes or 'as written'}")
         sample = jobs
         if args.sequential_sample and args.sequential_sample < len(jobs):
             step = len(jobs) / args.sequential_sample

@@ -35,9 +35,10 @@ class BuildResult:
     cached: bool = False
 
 
-def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
+def build_candidate(solution: str, device: str, cache_dir: str, problem: str = "", precision: str = "fp32") -> BuildResult:
     """Import a candidate once so its extensions land in the cache; runs in a pool worker.
-    It is ``cached`` when its entry had extensions and none was rebuilt."""
+    A lazy language's kernels are compiled too when the candidate's ``problem`` is known
+    (``prewarm``). It is ``cached`` when its entry had compiled code and none was rebuilt."""
     import tempfile
 
     from kbharness.loading import LoadError, load_model_new, read_solution
@@ -53,25 +54,45 @@ def build_candidate(solution: str, device: str, cache_dir: str) -> BuildResult:
         if needs:
             return BuildResult(solution, False, 0.0, f"{needs}; not built")
         entry = prepare_build_env(Path(cache_dir), source.code, device)
-        before = _extensions(entry)
+        before = _compiled(entry)
         with tempfile.TemporaryDirectory() as scratch:
-            load_model_new(source, Path(scratch), phase=lambda p: print(json.dumps({"phase": p}), flush=True))
+            model_new = load_model_new(source, Path(scratch), phase=lambda p: print(json.dumps({"phase": p}), flush=True))
     except LoadError as e:
         return BuildResult(solution, False, time.perf_counter() - start, str(e))
-    after = _extensions(entry)
-    return BuildResult(solution, True, time.perf_counter() - start, cached=bool(after) and after == before)
+    message = ""
+    if source.language.lazy and problem:
+        message = _compile_kernels(model_new, problem, device, precision, source.language)
+        if message.startswith("compile error"):
+            return BuildResult(solution, False, time.perf_counter() - start, message)
+    after = _compiled(entry)
+    return BuildResult(solution, True, time.perf_counter() - start, message, cached=bool(after) and after == before)
 
 
-def _extensions(entry: Path) -> dict[str, int]:
-    """Each built extension of an entry and its modification time (ns)."""
-    return {str(p): p.stat().st_mtime_ns for p in entry.glob("*/*.so")}
+def _compile_kernels(model_new: type, problem: str, device: str, precision: str, lang) -> str:
+    """A lazy language's kernels compiled for the problem's shapes: "" when they were, else why not."""
+    from kbharness import prewarm
+    from kbharness.spec import DTYPES
+
+    try:
+        prewarm.compile_kernels(model_new, Path(problem), device, DTYPES[precision], lang)
+    except prewarm.NotWarmed as e:
+        return f"{lang.label} kernels left to the evaluation's first call: {e}"
+    except Exception as e:  # only the language's own errors come through
+        return f"compile error: {lang.describe(e)}"
+    return ""
+
+
+def _compiled(entry: Path) -> dict[str, int]:
+    """Each compiled artefact of an entry (extensions, Triton kernels) and its modification time (ns)."""
+    return {str(p): p.stat().st_mtime_ns for p in [*entry.glob("*/*.so"), *entry.glob("triton/*/*.cubin")]}
 
 
 def build_all(solutions: list[Path], device: str, cache_dir: Path, jobs: int,
-              timeout_s: float = 900.0, sandboxed: bool | None = None) -> Iterator[BuildResult]:
+              timeout_s: float = 900.0, sandboxed: bool | None = None,
+              problems: dict[str, Path] | None = None) -> Iterator[BuildResult]:
     """Build candidates in parallel, each in a fresh process with its own time limit,
     yielding results as they finish (``BuildPool.run``)."""
-    yield from BuildPool(device, cache_dir, jobs, timeout_s, sandboxed).run(solutions)
+    yield from BuildPool(device, cache_dir, jobs, timeout_s, sandboxed).run(solutions, problems)
 
 
 class BuildPool:
@@ -80,22 +101,26 @@ class BuildPool:
     its compiler processes and costs only its own slot. ``cancel`` (an interrupted sweep)
     kills the running builds and skips the rest, so no compiler outlives the sweep.
     Sandboxed (``sandboxed``, default ``sandbox.wanted()``), each build may write only its
-    own cache entry (``_sandbox``)."""
+    own cache entry (``_sandbox``). A candidate whose problem ``run`` is told also has its
+    lazy language's kernels compiled, for that problem's shapes in ``precision``."""
 
     def __init__(self, device: str, cache_dir: Path, jobs: int, timeout_s: float = 900.0,
-                 sandboxed: bool | None = None):
+                 sandboxed: bool | None = None, precision: str = "fp32"):
         from kbharness import sandbox
 
         self.device, self.cache_dir, self.jobs, self.timeout_s = device, str(cache_dir), max(1, jobs), timeout_s
+        self.precision = precision
         self.sandboxed = sandbox.wanted(sandboxed)
         self._lock = threading.Lock()
         self._running: set[subprocess.Popen] = set()
         self._cancelled = False
 
-    def run(self, solutions: list[Path]) -> Iterator[BuildResult]:
+    def run(self, solutions: list[Path], problems: dict[str, Path] | None = None) -> Iterator[BuildResult]:
+        """``problems`` maps a solution (as given) to its problem's file."""
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         try:
-            futures = [pool.submit(self._build_in_child, str(s)) for s in solutions]
+            futures = [pool.submit(self._build_in_child, str(s), str((problems or {}).get(str(s), "")))
+                       for s in solutions]
             for future in as_completed(futures):
                 yield future.result()
         finally:
@@ -111,9 +136,10 @@ class BuildPool:
         for proc in running:
             kill_group(proc)
 
-    def _sandbox(self, solution: str, env: dict[str, str]):
+    def _sandbox(self, solution: str, problem: str, env: dict[str, str]):
         """A build's sandbox, writing only the candidate's entry (made here, keyed as the child
-        will key it), reading the candidate where the sandbox would hide it; and its env."""
+        will key it), reading the candidate and its problem where the sandbox would hide them;
+        and its env."""
         from kbharness import sandbox
         from kbharness.loading import LoadError
 
@@ -124,22 +150,22 @@ class BuildPool:
             entry = None  # unreadable: the child says so
         if entry is not None:
             entry.mkdir(parents=True, exist_ok=True)
-        box = sandbox.Sandbox(writable=(str(entry),) if entry else (), readable=(solution,))
+        box = sandbox.Sandbox(writable=(str(entry),) if entry else (), readable=(solution, problem) if problem else (solution,))
         return box, {**env, "HOME": "/tmp", "TMPDIR": "/tmp"}
 
-    def _build_in_child(self, solution: str) -> BuildResult:
+    def _build_in_child(self, solution: str, problem: str) -> BuildResult:
         from kbharness.isolate import child_env, kill_group
 
         start = time.perf_counter()
         cmd, env = [sys.executable, "-m", "kbharness.build", solution, self.device, self.cache_dir], child_env()
         box = None
         if self.sandboxed:
-            box, env = self._sandbox(solution, env)
+            box, env = self._sandbox(solution, problem, env)
         with self._lock:
             if self._cancelled:
                 return BuildResult(solution, False, 0.0, "build cancelled")
             parent_alive, alive = os.pipe()
-            argv = cmd + [str(parent_alive)]
+            argv = cmd + [str(parent_alive), problem, self.precision]
             proc = subprocess.Popen(box.wrap(argv) if box else argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, text=True, start_new_session=True, env=env,
                                     pass_fds=(parent_alive,))
@@ -194,4 +220,4 @@ def _end_with_parent(fd: int) -> None:
 
 if __name__ == "__main__":
     _end_with_parent(int(sys.argv[4]))
-    print(json.dumps(asdict(build_candidate(sys.argv[1], sys.argv[2], sys.argv[3]))))
+    print(json.dumps(asdict(build_candidate(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[5], sys.argv[6]))))

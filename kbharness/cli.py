@@ -334,12 +334,23 @@ def compare(ref, new, problems_dir, **kw) -> None:
               help="Parallel builds (each nvcc/g++ build uses about one core and 1-2 GB).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=DEFAULT_CACHE_DIR, show_default=True)
 @click.option("--no-sandbox", is_flag=True, help="Build without the bwrap sandbox (also KB_SANDBOX=0).")
-def build(solutions, device, jobs, cache_dir, no_sandbox) -> None:
+@click.option("--problems-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("problems"), show_default=True,
+              help="Where a candidate's problem is found (by its folder or name, as kb sweep does): a Triton "
+                   "candidate's kernels are compiled for its shapes too.")
+def build(solutions, device, jobs, cache_dir, no_sandbox, problems_dir) -> None:
     """Compile candidates into the build cache in parallel, so evaluating them later is fast."""
+    from kbharness.sweep import SweepError, place
+
     device = device or default_device()
     _check_sandbox(no_sandbox)
     failed = 0
-    for result in build_all(list(solutions), device, cache_dir, jobs, sandboxed=False if no_sandbox else None):
+    try:
+        placed, _ = place(list(solutions), problems_dir)
+    except SweepError:
+        placed = []  # no problems there: extensions are built all the same
+    problems = {str(job.solution): job.problem.path for job in placed}
+    for result in build_all(list(solutions), device, cache_dir, jobs, sandboxed=False if no_sandbox else None,
+                            problems=problems):
         failed += not result.ok
         status = "failed" if not result.ok else "cached" if result.cached else "built"
         out.print(f"{status:6} {result.seconds:6.1f} s  {result.solution}  {result.message}", highlight=False)

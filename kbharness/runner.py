@@ -61,7 +61,7 @@ def evaluate_jobs(jobs: Sequence[Job], settings: Settings, store: Store | None, 
         else:
             todo.append(i)
     order: list[int] = []
-    pool = BuildPool(settings.device, cache_dir, build_jobs, settings.compile_timeout_s, sandboxed)
+    pool = BuildPool(settings.device, cache_dir, build_jobs, settings.compile_timeout_s, sandboxed, settings.precision)
 
     def specs() -> Iterator[EvalSpec]:
         for i in _in_build_order(jobs, todo, settings, pool) if build_jobs and len(todo) > 1 else todo:
@@ -85,11 +85,12 @@ def _in_build_order(jobs: Sequence[Job], todo: list[int], settings: Settings, po
     by_file: dict[str, list[int]] = {}
     for i in todo:
         by_file.setdefault(str(jobs[i].solution.resolve()), []).append(i)
+    problems = {f: jobs[i[0]].problem.path.resolve() for f, i in by_file.items()}
     finished = queue.Queue()
 
     def build() -> None:
         try:
-            for result in pool.run(list(map(Path, by_file))):
+            for result in pool.run(list(map(Path, by_file)), problems):
                 finished.put(result.solution)
         finally:
             finished.put(None)

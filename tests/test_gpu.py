@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from conftest import CANDIDATES, FIXTURES, reference_as_candidate
+from conftest import CANDIDATES, FAST, FIXTURES, TINY_PROBLEM, reference_as_candidate
 from kbharness.results import Verdict
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
@@ -184,6 +184,18 @@ def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
     assert back[0].device.type == "cuda" and torch.equal(back[0], x)
 
 
+def test_outputs_parked_on_the_host_are_compared_on_the_gpu_with_the_same_result():
+    from kbharness import check, memory
+
+    device = torch.device("cuda")
+    exact = torch.randn(3 * check.CHUNK + 5, dtype=torch.float64, device=device)
+    approx = (exact + 1e-3 * torch.randn_like(exact)).float()
+    parked = memory._to_host(approx)
+    assert parked.device.type == "cpu"
+    assert check.error_vs(exact, parked) == check.error_vs(exact, approx)
+    assert check.error_vs(exact.cpu(), parked) == check.error_vs(exact, approx)
+
+
 def test_triton_candidate_compiles_in_the_build_and_is_correct_with_its_kernel_its_own(evaluate):
     pytest.importorskip("triton")
     r = evaluate(GPU / "triton_scale_shift.py", device="cuda", size_overrides=BIG)
@@ -191,6 +203,25 @@ def test_triton_candidate_compiles_in_the_build_and_is_correct_with_its_kernel_i
     assert r.language == "triton" and r.build_s > 0
     assert "scale_shift_kernel" in r.kernels["custom"]
     assert not [f for f in r.flags if f.startswith("no custom kernel")]
+
+
+def test_the_build_pool_compiles_triton_kernels_and_the_evaluation_finds_them(tmp_path):
+    pytest.importorskip("triton")
+    from kbharness.build import _compiled, build_all, entry_of
+    from kbharness.isolate import run_isolated
+    from kbharness.spec import EvalSpec, Settings
+
+    good, broken = GPU / "triton_scale_shift.py", GPU / "triton_broken.py"
+    built = {r.solution: r for r in build_all([good, broken], "cuda", tmp_path, 2,
+                                              problems={str(good): TINY_PROBLEM, str(broken): TINY_PROBLEM})}
+    assert built[str(good)].ok and not built[str(good)].message, built[str(good)].message
+    assert not built[str(broken)].ok
+    assert built[str(broken)].message.startswith("compile error: Triton CompilationError at ")
+    kernels = _compiled(entry_of(good, "cuda", tmp_path))
+    assert any(k.endswith("scale_shift_kernel.cubin") for k in kernels)
+    r = run_isolated(EvalSpec(TINY_PROBLEM, good, Settings(device="cuda", **FAST), tmp_path))
+    assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
+    assert _compiled(entry_of(good, "cuda", tmp_path)) == kernels  # its first call compiled nothing
 
 
 def test_broken_triton_kernel_is_a_compile_error_with_tritons_reason(evaluate):

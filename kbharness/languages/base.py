@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib.util
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ContextManager
 
 
 def imports(module: str) -> re.Pattern:
@@ -30,7 +30,9 @@ class Language:
     kernel at its first call, so the harness makes that call in the build phase, under the
     build's time limit; exceptions of a type defined under one of ``error_modules`` are the
     language's compile errors, told by ``describe``; ``kernel_defs`` captures the names of the
-    kernels a source defines, which the custom-kernel check looks for among those launched."""
+    kernels a source defines, which the custom-kernel check looks for among those launched;
+    ``compile_only`` is a context in which calling a candidate compiles its kernels without
+    launching them, so a build worker can compile them beside a GPU that is timing."""
 
     name: str
     label: str
@@ -42,6 +44,7 @@ class Language:
     lazy: bool = False
     error_modules: tuple[str, ...] = ()
     describe: Callable[[BaseException], str] = first_line
+    compile_only: Callable[[], ContextManager] | None = None
 
     def matches(self, code: str) -> bool:
         return bool(self.markers.search(code))
