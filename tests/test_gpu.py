@@ -224,6 +224,27 @@ def test_the_build_pool_compiles_triton_kernels_and_the_evaluation_finds_them(tm
     assert _compiled(entry_of(good, "cuda", tmp_path)) == kernels  # its first call compiled nothing
 
 
+@pytest.mark.parametrize("name", ["cuda", "cpp", "triton", "cute", "tilelang"])
+def test_each_prompt_example_is_judged_correct(name, tmp_path, evaluate):
+    from kbharness import languages, prompt
+
+    if name not in prompt.EXAMPLES:
+        pytest.skip(f"kb prompt has no {name} example")
+    if languages.by_name(name).missing():
+        pytest.skip(languages.by_name(name).needs())
+    problem = tmp_path / "level1" / "1_Add.py"
+    problem.parent.mkdir()
+    problem.write_text(prompt.EXAMPLE_MODEL)
+    candidate = tmp_path / f"{name}_example.py"
+    candidate.write_text(prompt.EXAMPLES[name][0])
+    device = "cpu" if name == "cpp" else "cuda"
+    r = evaluate(candidate, problem=problem, device=device)
+    assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
+    assert r.language == name
+    if device == "cuda":
+        assert r.kernels["custom"], r.kernels
+
+
 def test_broken_triton_kernel_is_a_compile_error_with_tritons_reason(evaluate):
     pytest.importorskip("triton")
     r = evaluate(GPU / "triton_broken.py", device="cuda")
