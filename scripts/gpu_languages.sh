@@ -16,6 +16,7 @@ done
 for first in .whl/*.tar.xz.part1 .whl/*.tar.xz; do
     [ -f "$first" ] || continue
     base=${first%.part1}
+    [ -f ".gpu/pylib/.unpacked_${base##*/}" ] && continue
     if [ "$first" != "$base" ]; then
         n=$(ls "$base".part* | wc -l); want=${KB_PARTS:-2}
         [ "$n" -lt "$want" ] && { echo "$base: $n of $want parts here, not unpacked yet"; continue; }
@@ -23,9 +24,10 @@ for first in .whl/*.tar.xz.part1 .whl/*.tar.xz; do
     else
         tar xJf "$first" -C .gpu/pylib
     fi
-    echo "unpacked $base"
+    touch ".gpu/pylib/.unpacked_${base##*/}"; echo "unpacked $base"
 done
-export PYTHONPATH=$PWD/.gpu/pylib:$PYTHONPATH
+# A target folder's .pth files are not read from PYTHONPATH: CuTe DSL's puts its packages on the path.
+export PYTHONPATH=$PWD/.gpu/pylib:$PWD/.gpu/pylib/nvidia_cutlass_dsl/dsl_packages:$PYTHONPATH
 python - <<'PY' | tee "$LOG/languages.txt"
 from kbharness.languages import REGISTRY
 import importlib
