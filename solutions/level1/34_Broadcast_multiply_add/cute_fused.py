@@ -8,7 +8,9 @@ one vector of c (its 4 rows are contiguous in c) and 4 vectors of a, and stores 
 global traffic is 128-bit and coalesced (a warp covers 32 * 16 bytes of a row). Shapes are baked
 into each compile (cached per shape, dtype and alignment), so a tile that divides the shape
 needs no bounds checks; other shapes get per-vector predicates, and a row length or pointer that
-rules out 128-bit access gets the same kernel with one element per vector.
+rules out 128-bit access gets the same kernel with one element per vector. Half types are
+computed in float32. The DSL indexes these static layouts with 32-bit offsets, so a tensor of
+2**31 elements or more is launched in row chunks below that.
 """
 import torch
 import torch.nn as nn
@@ -20,11 +22,9 @@ from cutlass.cute.runtime import from_dlpack
 
 _THREADS = (8, 32)
 _ROWS_PER_THREAD = 4
-_DTYPES = {
-    torch.float32: cutlass.Float32,
-    torch.float16: cutlass.Float16,
-    torch.bfloat16: cutlass.BFloat16,
-}
+_TILE_ROWS = _THREADS[0] * _ROWS_PER_THREAD
+_MAX_ELEMS = 2**31 - 1
+_SUPPORTED = (torch.float32, torch.float16, torch.bfloat16)
 
 
 @cute.kernel
@@ -131,6 +131,8 @@ class ModelNew(nn.Module):
         self._compiled = {}
 
     def forward(self, a, b, c):
+        if a.dtype not in _SUPPORTED:
+            raise TypeError(f"cute_fused handles {_SUPPORTED}, not {a.dtype}")
         a = a.contiguous()
         rows, cols = a.shape
         b = b.to(a.dtype).expand(1, cols).contiguous().view(cols)
@@ -138,13 +140,20 @@ class ModelNew(nn.Module):
         out = torch.empty_like(a)
         if out.numel() == 0:
             return out
+        step = rows if rows * cols <= _MAX_ELEMS else max(1, _MAX_ELEMS // cols)
+        if step < rows and step >= _TILE_ROWS:
+            step -= step % _TILE_ROWS
+        for r0 in range(0, rows, step):
+            self._launch(a[r0:r0 + step], b, c[r0:r0 + step], out[r0:r0 + step])
+        return out
 
+    def _launch(self, a, b, c, out):
+        rows, cols = a.shape
         aligns = tuple(_align(t) for t in (a, b, c, out))
         vec = 128 // (8 * a.element_size())
         if cols % vec or min(aligns[0], aligns[1], aligns[3]) < 16:
             vec = 1
-        tile = (_THREADS[0] * _ROWS_PER_THREAD, _THREADS[1] * vec)
-        predicate = bool(rows % tile[0] or cols % tile[1])
+        predicate = bool(rows % _TILE_ROWS or cols % (_THREADS[1] * vec))
 
         tensors = [from_dlpack(t, assumed_align=al) for t, al in zip((a, b, c, out), aligns)]
         stream = cuda.CUstream(torch.cuda.current_stream(a.device).cuda_stream)
@@ -154,4 +163,3 @@ class ModelNew(nn.Module):
             compiled = cute.compile(bcast_fma, *tensors, stream, vec, predicate)
             self._compiled[key] = compiled
         compiled(*tensors, stream)
-        return out
