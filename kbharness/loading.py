@@ -68,12 +68,15 @@ def read_solution(path: Path) -> SolutionSource:
 
 
 def exec_module(code: str, filename: str, name: str) -> types.ModuleType:
-    """Execute source as a fresh module registered in ``sys.modules`` (pickling and dataclasses need that)."""
+    """Execute source as a fresh module registered in ``sys.modules`` (pickling and dataclasses
+    need that), compiled as Python would compile the file: without this module's ``from
+    __future__ import annotations``, which would turn the source's annotations into strings
+    that a DSL reading them (TileLang's ``T.Tensor((M, N), dtype)``) cannot resolve."""
     module = types.ModuleType(name)
     module.__file__ = filename
     sys.modules[name] = module
     try:
-        exec(compile(code, filename, "exec"), module.__dict__)
+        exec(compile(code, filename, "exec", dont_inherit=True), module.__dict__)
     except SyntaxError as e:
         sys.modules.pop(name, None)
         raise LoadError(f"SyntaxError: {e.msg} ({Path(filename).name}, line {e.lineno})") from None

@@ -21,3 +21,16 @@ def test_a_kernel_the_candidate_defines_is_custom_even_with_a_library_like_name(
                 ("void at::native::vectorized_elementwise_kernel<4, at::native::F>(int, F)", 1.0)]
     assert custom_kernels(launched, SOURCE) == [launched[0][0], launched[1][0]]
     assert custom_kernels(launched) == [launched[1][0]]
+
+
+def test_dsl_kernels_are_known_by_the_names_their_compilers_give_them():
+    tilelang = "import tilelang\nimport tilelang.language as T\n@T.prim_func\ndef gemv(A: T.Tensor((4,), 'float32')):\n    pass\n"
+    cute = "import cutlass.cute as cute\n@cute.kernel\ndef gemv_rows(gA):\n    pass\n"
+    launched = [("gemv_kernel", 4.0),  # TileLang: <prim_func>_kernel, a name the cuBLAS pattern claims
+                ("kernel_cutlass_gemv_rows_tensorptrf32gmemalign16o4_0", 3.0),  # CuTe DSL's mangled name
+                ("gemv2T_kernel_val<int, float, 128>(...)", 9.0)]
+    assert custom_kernels(launched, tilelang) == [launched[0][0], launched[1][0]]
+    assert custom_kernels(launched[:1], "") == []
+    from kbharness import languages
+    assert languages.is_own_kernel("kernel_cutlass_gemv_rows_tensorptrf32_0", cute)
+    assert not languages.is_own_kernel("kernel_cutlass_other_tensorptrf32_0", cute)

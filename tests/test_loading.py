@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import CANDIDATES, TINY_PROBLEM
-from kbharness.loading import LoadError, load_model_new, load_problem, read_solution
+from kbharness.loading import LoadError, exec_module, load_model_new, load_problem, read_solution
 
 
 def test_problem_loads_and_size_override_changes_inputs():
@@ -68,3 +68,12 @@ def test_a_compile_error_is_named_by_the_compilers_first_error_with_the_whole_lo
     assert info.value.compile
     assert str(info.value) == "main.cpp:18:15: error: expected ';' before '}' token"
     assert "[1/2] c++ -MMD" in info.value.log and "main.cpp:20:1: error" in info.value.log
+
+
+def test_a_candidates_annotations_are_evaluated_as_python_would(tmp_path):
+    """The loader's own ``from __future__ import annotations`` must not leak into the candidate:
+    a DSL reads annotations that name the enclosing function's locals."""
+    path = tmp_path / "annotated.py"
+    path.write_text("def build(dtype):\n    def kernel(x: dtype):\n        pass\n    return kernel\n")
+    module = exec_module(path.read_text(), str(path), "kb_annotated")
+    assert module.build(int).__annotations__ == {"x": int}

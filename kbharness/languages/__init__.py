@@ -53,3 +53,8 @@ def compile_error(e: BaseException) -> str | None:
 def own_kernels(code: str) -> set[str]:
     """Names of the kernels ``code`` defines, in any language."""
     return set().union(*(lang.kernels(code) for lang in REGISTRY))
+
+
+def is_own_kernel(identifier: str, code: str) -> bool:
+    """Whether a launched kernel (its ``kernels.kernel_identifier``) is one ``code`` defines."""
+    return any(p.fullmatch(identifier) for lang in REGISTRY for p in lang.launches(code))

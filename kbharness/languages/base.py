@@ -32,7 +32,9 @@ class Language:
     language's compile errors, told by ``describe``; ``kernel_defs`` captures the names of the
     kernels a source defines, which the custom-kernel check looks for among those launched;
     ``compile_only`` is a context in which calling a candidate compiles its kernels without
-    launching them, so a build worker can compile them beside a GPU that is timing."""
+    launching them, so a build worker can compile them beside a GPU that is timing;
+    ``launched_as`` is how a defined kernel's name reads in the profiler (a regular expression
+    around ``{name}``: TileLang appends ``_kernel``, CuTe DSL wraps it in a mangled name)."""
 
     name: str
     label: str
@@ -45,6 +47,7 @@ class Language:
     error_modules: tuple[str, ...] = ()
     describe: Callable[[BaseException], str] = first_line
     compile_only: Callable[[], ContextManager] | None = None
+    launched_as: str = "{name}"
 
     def matches(self, code: str) -> bool:
         return bool(self.markers.search(code))
@@ -66,3 +69,7 @@ class Language:
 
     def kernels(self, code: str) -> set[str]:
         return set(self.kernel_defs.findall(code)) if self.kernel_defs is not None else set()
+
+    def launches(self, code: str) -> list[re.Pattern]:
+        """What the kernels ``code`` defines are called when launched."""
+        return [re.compile(self.launched_as.format(name=re.escape(n))) for n in sorted(self.kernels(code))]

@@ -13,4 +13,5 @@ CUTE = Language(
     extra="cute",
     lazy=True,
     error_modules=("cutlass",),
+    launched_as=r"(kernel_cutlass_)?{name}(_\w+)?",
 )

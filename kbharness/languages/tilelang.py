@@ -13,4 +13,5 @@ TILELANG = Language(
     extra="tilelang",
     lazy=True,
     error_modules=("tilelang", "tvm"),
+    launched_as=r"{name}(_kernel)?",
 )
