@@ -23,3 +23,16 @@ def test_prompt_in_triton_has_a_triton_example_that_is_detected_as_triton():
     assert languages.detect(EXAMPLE_TRITON).name == "triton"
     assert languages.own_kernels(EXAMPLE_TRITON) == {"add_kernel"}
     assert invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--language", "rust").exit_code == 2
+
+
+def test_every_prompt_example_is_detected_as_its_language_and_defines_its_kernel():
+    from kbharness import languages
+    from kbharness.prompt import EXAMPLES
+
+    for name, (example, _) in EXAMPLES.items():
+        assert languages.detect(example).name == name
+        assert "class ModelNew" in example
+        if name != "cpp":
+            assert languages.own_kernels(example), name
+    r = invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--language", "tilelang")
+    assert r.exit_code == 0 and "@T.prim_func" in r.output and "custom TileLang kernels" in r.output
