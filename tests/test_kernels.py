@@ -34,3 +34,11 @@ def test_dsl_kernels_are_known_by_the_names_their_compilers_give_them():
     from kbharness import languages
     assert languages.is_own_kernel("kernel_cutlass_gemv_rows_tensorptrf32_0", cute)
     assert not languages.is_own_kernel("kernel_cutlass_other_tensorptrf32_0", cute)
+
+
+def test_a_triton_candidate_that_only_wraps_torch_has_no_custom_kernel():
+    source = "import triton\n@triton.jit\ndef scale_kernel(x_ptr):\n    pass\n"
+    launched = [("void at::native::vectorized_elementwise_kernel<4, at::native::F>(int, F)", 2.0),
+                ("ampere_sgemm_128x64_nn", 5.0)]
+    assert custom_kernels(launched, source) == []
+    assert custom_kernels(launched + [("scale_kernel", 1.0)], source) == ["scale_kernel"]
