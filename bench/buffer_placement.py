@@ -33,9 +33,9 @@ def regime(name: str, problem, models, settings, device, calls: int) -> dict:
     import torch
 
     from kbharness import evaluate
-    from kbharness.timing import Timer
+    from kbharness.timing import timer_for
 
-    timer = Timer(device)
+    timer = timer_for(device)
     static = evaluate.clone(evaluate.make_inputs(problem, settings.seed, settings, device))
     times = {"new": [], "ref": []}
     gaps = []

@@ -46,12 +46,12 @@ def measure(problem_path: Path, settings: Settings) -> list[float]:
     from kbharness import evaluate
     from kbharness.loading import load_problem
     from kbharness.results import Timing
-    from kbharness.timing import Timer
+    from kbharness.timing import timer_for
 
     device = torch.device(settings.device)
     problem = load_problem(problem_path, settings.size_overrides)
     model, _ = evaluate.build_reference(problem, problem.get_init_inputs(), settings, device, evaluate.Findings())
-    timer = Timer(device)
+    timer = timer_for(device)
     times = []
     with torch.no_grad():
         warm = evaluate.make_inputs(problem, settings.seed, settings, device)

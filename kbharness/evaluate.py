@@ -25,20 +25,20 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Callable
 
 import torch
 import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
 import torch.profiler  # noqa: F401
 
-from kbharness import check, checks, controls, env, guard, kernels, languages, memory, roofline
+from kbharness import check, checks, controls, env, guard, kernels, languages, memory, roofline, timing
 from kbharness.checks.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.buildcache import prepare_build_env
 from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
                                CheckResult, EvalRecord, Timing, TrialError, Verdict)
 from kbharness.spec import DTYPES, EvalSpec, Settings
-from kbharness.timing import Timer
 
 # Trials also run in float64 for the precision report (all of them under --check fp64).
 FP64_TRIALS = 2
@@ -46,6 +46,8 @@ FP64_TRIALS = 2
 FLOOR_FACTOR = 10.0
 # A call's RNG state is seeded from its input seed plus this, the same for both models.
 CALL_SEED_OFFSET = 2**20
+# The timers as they are before any candidate is imported (a read-only copy it cannot refill).
+_TIMERS = MappingProxyType(dict(timing.TIMERS))
 
 
 class Stop(Exception):
@@ -580,7 +582,7 @@ def _time_interleaved(ref: _Reference, new_model, found: Findings) -> None:
     """Candidate then reference on each fresh input set, each after a cache flush and from the
     same RNG state; every output compared."""
     problem, ref_model, settings, device = ref.problem, ref.model, ref.settings, ref.device
-    timer = Timer(device)
+    timer = _TIMERS[device.type](device)
     warm_inputs = make_inputs(problem, settings.seed, settings, device)
     # torch.compile is lazy: a backend that cannot compile this problem fails at the first warm-up call.
     compiled = torch.compile(ref_model) if settings.baseline != "eager" else None

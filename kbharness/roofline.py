@@ -209,9 +209,9 @@ def device_name(device: torch.device) -> str:
 
 def measure_ceilings(device: torch.device) -> Ceilings:
     """Copy bandwidth and matmul peaks, timed with the harness's timer (medians)."""
-    from kbharness.timing import Timer
+    from kbharness.timing import timer_for
 
-    timer = Timer(device)
+    timer = timer_for(device)
     cuda = device.type == "cuda"
     n_bytes = 2**30 if cuda else 2**28
     src = torch.empty(n_bytes // 4, dtype=torch.float32, device=device).uniform_()

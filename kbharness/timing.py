@@ -18,7 +18,10 @@ not reset the lead another needs. The call's inputs are written by ``stage`` ins
 the spin, and poisoned before it, so work a candidate hides on another stream cannot use the
 lead: it would read poison.
 
-Clock and event functions are bound at import, before any candidate code runs.
+Clock and event functions are bound at import, before any candidate code runs. A timer is
+anything with ``Timer``'s two methods: ``CpuTimer`` and ``CudaTimer`` (a CUDA graph's replay
+is one more call to it), chosen by device type from ``TIMERS``, and ``FakeTimer``, which
+measures nothing, for tests of what the harness does with times.
 """
 from __future__ import annotations
 
@@ -128,18 +131,66 @@ class Lead:
         return Timed(CallTime(t.call_ms, t.wall_ms, t.queued_ms, True, t.pending_ms), timed.output, timed.at_return)
 
 
-class Timer:
-    """Times calls on one device; owns the flush buffer (twice the cache, so nothing survives)
-    and, on CUDA, a ``Lead`` per model."""
+class Timer(Protocol):
+    """What evaluations and ``kb baseline`` time with."""
+
+    def time(self, fn: Callable[[], Any], on_return: Callable[[Any], Any] = lambda out: None,
+             stage: Stage | None = None, key: Hashable = None) -> Timed:
+        """Flush, run ``fn`` once, apply ``on_return`` to its output at once, then wait for the device.
+
+        ``on_return`` runs after the call's end and before synchronizing, so it costs no timed
+        time and sees the output as the candidate left it when it returned. ``stage`` writes
+        the call's inputs just before it; ``key`` names the model whose lead the call uses."""
+        ...
+
+    def sync(self) -> None:
+        """Wait for the device."""
+        ...
+
+
+def timer_for(device: torch.device) -> Timer:
+    return TIMERS[device.type](device)
+
+
+class _Flushing:
+    """Owns the flush buffer: twice the cache, so nothing survives it."""
 
     def __init__(self, device: torch.device):
         self.device = device
         self._flush_buf = _zero_(_empty(2 * cache_bytes(device) // 4, dtype=torch.float32, device=device))
-        self._cuda = device.type == "cuda"
-        if self._cuda:
-            self._events = [_Event(enable_timing=True) for _ in range(4)]
-            self._leads: dict[Hashable, Lead] = {}
-            self._cycles_per_ms = self._calibrate()
+
+
+class CpuTimer(_Flushing):
+    """The host's monotonic clock around the call, after a write flush of the last-level cache."""
+
+    def flush(self) -> None:
+        _zero_(self._flush_buf)
+
+    def sync(self) -> None:
+        pass
+
+    def time(self, fn, on_return=lambda out: None, stage=None, key=None) -> Timed:
+        if stage is not None:
+            stage.poison()
+            stage.load()
+        t0 = _perf_counter_ns()
+        self.flush()
+        t1 = _perf_counter_ns()
+        out = fn()
+        t2 = _perf_counter_ns()
+        early = on_return(out)
+        t3 = _perf_counter_ns()
+        return Timed(CallTime((t2 - t1) / 1e6, (t3 - t0) / 1e6, (t3 - t0) / 1e6), out, early)
+
+
+class CudaTimer(_Flushing):
+    """CUDA events around the call on the current stream, a ``Lead`` per model."""
+
+    def __init__(self, device: torch.device):
+        super().__init__(device)
+        self._events = [_Event(enable_timing=True) for _ in range(4)]
+        self._leads: dict[Hashable, Lead] = {}
+        self._cycles_per_ms = self._calibrate()
 
     def _calibrate(self) -> float:
         e0, e1 = self._events[:2]
@@ -152,38 +203,15 @@ class Timer:
         return cycles / max(_event_elapsed(e0, e1), 1e-3)
 
     def flush(self) -> None:
-        """On CUDA a read, not a write: a zeroed buffer leaves L2 full of dirty lines that the
-        timed call then pays to write back (about 12 µs on the H100, 7% of a 0.18 ms call
-        against Nsight Compute, whose cache control leaves L2 clean)."""
-        if self._cuda:
-            _sum(self._flush_buf)
-        else:
-            _zero_(self._flush_buf)
+        """A read, not a write: a zeroed buffer leaves L2 full of dirty lines that the timed
+        call then pays to write back (about 12 µs on the H100, 7% of a 0.18 ms call against
+        Nsight Compute, whose cache control leaves L2 clean)."""
+        _sum(self._flush_buf)
 
     def sync(self) -> None:
-        if self._cuda:
-            _cuda_sync(self.device)
+        _cuda_sync(self.device)
 
-    def time(self, fn: Callable[[], Any], on_return: Callable[[Any], Any] = lambda out: None,
-             stage: Stage | None = None, key: Hashable = None) -> Timed:
-        """Flush, run ``fn`` once, apply ``on_return`` to its output at once, then wait for the device.
-
-        ``on_return`` runs after the end event and before synchronizing, so it costs no timed
-        time and sees the output as the candidate left it when it returned. ``key`` names the
-        model whose lead the call uses.
-        """
-        if not self._cuda:
-            if stage is not None:
-                stage.poison()
-                stage.load()
-            t0 = _perf_counter_ns()
-            self.flush()
-            t1 = _perf_counter_ns()
-            out = fn()
-            t2 = _perf_counter_ns()
-            early = on_return(out)
-            t3 = _perf_counter_ns()
-            return Timed(CallTime((t2 - t1) / 1e6, (t3 - t0) / 1e6, (t3 - t0) / 1e6), out, early)
+    def time(self, fn, on_return=lambda out: None, stage=None, key=None) -> Timed:
         lead = self._leads.setdefault(key, Lead())
         return lead.run(lambda lead_ms: self._time_cuda(fn, on_return, stage, lead_ms))
 
@@ -212,3 +240,29 @@ class Timer:
         timed = Timed(CallTime(_event_elapsed(e1, e2), (t1 - t0) / 1e6, _event_elapsed(e0, e3),
                                pending_ms=(t1 - stream_done) / 1e6), out, early)
         return timed, (queued - t0) / 1e6, _event_elapsed(e0, e1)
+
+
+class FakeTimer:
+    """Measures nothing: each call of model ``key`` takes the next of ``times_ms[key]`` (cycled),
+    so a test can give an evaluation or a baseline times it knows."""
+
+    def __init__(self, times_ms: dict[Hashable, list[float]], host_bound: bool = False):
+        self._times = {k: list(v) for k, v in times_ms.items()}
+        self._calls: dict[Hashable, int] = {}
+        self.host_bound = host_bound
+
+    def sync(self) -> None:
+        pass
+
+    def time(self, fn, on_return=lambda out: None, stage=None, key=None) -> Timed:
+        if stage is not None:
+            stage.poison()
+            stage.load()
+        out = fn()
+        early = on_return(out)
+        n = self._calls[key] = self._calls.get(key, -1) + 1
+        ms = self._times[key][n % len(self._times[key])]
+        return Timed(CallTime(ms, ms, ms, self.host_bound), out, early)
+
+
+TIMERS: dict[str, Callable[[torch.device], Timer]] = {"cpu": CpuTimer, "cuda": CudaTimer}

@@ -36,9 +36,9 @@ def test_work_hidden_on_a_side_stream_is_flagged(evaluate):
 
 def test_work_run_during_the_timers_lead_reads_poison(evaluate):
     from kbharness.evaluate import _Staged
-    from kbharness.timing import Timer
+    from kbharness.timing import CudaTimer
 
-    timer = Timer(torch.device("cuda"))
+    timer = CudaTimer(torch.device("cuda"))
     values = torch.randn(1 << 20, device="cuda")
     buf = values.clone()
     side = torch.cuda.Stream()
@@ -57,9 +57,9 @@ def test_work_run_during_the_timers_lead_reads_poison(evaluate):
 
 
 def test_host_time_before_the_first_launch_is_not_charged_to_the_call():
-    from kbharness.timing import Timer
+    from kbharness.timing import CudaTimer
 
-    timer = Timer(torch.device("cuda"))
+    timer = CudaTimer(torch.device("cuda"))
     cycles = int(0.2 * timer._cycles_per_ms)
 
     def slow_host():
@@ -72,9 +72,9 @@ def test_host_time_before_the_first_launch_is_not_charged_to_the_call():
 
 
 def test_a_call_that_waits_for_the_device_is_host_bound():
-    from kbharness.timing import Timer
+    from kbharness.timing import CudaTimer
 
-    timer = Timer(torch.device("cuda"))
+    timer = CudaTimer(torch.device("cuda"))
     x = torch.ones(1024, device="cuda")
 
     def synchronizing():

@@ -2,11 +2,11 @@ import time
 
 import torch
 
-from kbharness.timing import Timer, cache_bytes
+from kbharness.timing import CpuTimer, cache_bytes
 
 
 def test_cpu_timer_measures_the_call_and_returns_its_output():
-    timer = Timer(torch.device("cpu"))
+    timer = CpuTimer(torch.device("cpu"))
     timed = timer.time(lambda: (time.sleep(0.02), 7)[1], on_return=lambda out: out * 2)
     assert timed.output == 7 and timed.at_return == 14
     assert 19.0 <= timed.time.call_ms < 200.0
@@ -14,7 +14,7 @@ def test_cpu_timer_measures_the_call_and_returns_its_output():
 
 
 def test_flush_buffer_is_twice_the_cache():
-    timer = Timer(torch.device("cpu"))
+    timer = CpuTimer(torch.device("cpu"))
     assert timer._flush_buf.numel() * 4 >= 2 * cache_bytes(torch.device("cpu")) - 3
 
 
@@ -55,7 +55,7 @@ def test_a_staged_call_finds_its_inputs_poisoned_then_loaded_before_it_runs():
         def load(self):
             log.append("load")
 
-    Timer(torch.device("cpu")).time(lambda: log.append("call"), stage=Stage())
+    CpuTimer(torch.device("cpu")).time(lambda: log.append("call"), stage=Stage())
     assert log == ["poison", "load", "call"]
 
 
@@ -115,3 +115,44 @@ def test_one_host_bound_hiccup_keeps_the_lead_and_costs_one_call():
     before = len(log)
     assert not lead.run(_once(lambda lead_ms: 1.0, log)).time.host_bound
     assert len(log) == before + 1 and lead.ms == grown
+
+
+def test_an_evaluation_and_a_baseline_take_their_times_from_the_timer_protocol(tmp_path, monkeypatch):
+    """The fake timer's known times come out as the record's speedup and the baseline's times:
+    both go through ``timing.Timer`` and nothing else measures."""
+    import pytest
+
+    from conftest import CANDIDATES, FAST, TINY_PROBLEM
+    from kbharness import baseline, evaluate, timing
+    from kbharness.results import Verdict
+    from kbharness.spec import EvalSpec, Settings
+
+    fake = timing.FakeTimer({"candidate": [1.0, 1.2], "reference": [2.5, 3.0]})
+    monkeypatch.setattr(evaluate, "_TIMERS", {"cpu": lambda device: fake})
+    settings = Settings(device="cpu", **FAST)
+    r = evaluate.evaluate(EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", settings, tmp_path / "cache"), tmp_path)
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert set(r.new_timing.times_ms) == {1.0, 1.2} and set(r.ref_timing.times_ms) == {2.5, 3.0}
+    assert r.speedup == pytest.approx(r.ref_timing.median_ms / r.new_timing.median_ms)
+    assert 2.0 <= r.speedup <= 3.0
+
+    monkeypatch.setitem(timing.TIMERS, "cpu", lambda device: timing.FakeTimer({None: [4.0]}))
+    assert set(baseline.measure(TINY_PROBLEM, settings)) == {4.0}
+
+
+def test_the_fake_timer_stages_inputs_and_applies_on_return_like_the_real_ones():
+    from kbharness.timing import FakeTimer
+
+    log = []
+
+    class Stage:
+        def poison(self):
+            log.append("poison")
+
+        def load(self):
+            log.append("load")
+
+    timed = FakeTimer({"m": [0.5]}, host_bound=True).time(lambda: log.append("call") or 3, lambda out: out + 1,
+                                                          stage=Stage(), key="m")
+    assert log == ["poison", "load", "call"] and timed.output == 3 and timed.at_return == 4
+    assert timed.time.call_ms == 0.5 and timed.time.host_bound
