@@ -29,19 +29,22 @@ def planted(tmp_path, monkeypatch):
     (home / "secret.txt").write_text("the user's token")
     tmp = tmp_path / "host_tmp"
     tmp.mkdir()
+    store = tmp_path / "evals.jsonl"
+    store.write_text("")
     listener = socket.create_server(("127.0.0.1", 0))
     mark = f"pwned_{os.getpid()}_{tmp_path.name}"
     for name, value in {"HOME": home, "KB_TEST_HOME": home, "KB_TEST_TMP": tmp, "KB_TEST_MARK": mark,
-                        "KB_TEST_PORT": listener.getsockname()[1], "KB_TEST_JUDGE_PID": os.getpid()}.items():
+                        "KB_TEST_PORT": listener.getsockname()[1], "KB_TEST_JUDGE_PID": os.getpid(),
+                        "KB_TEST_STORE": store}.items():
         monkeypatch.setenv(name, str(value))
     package_file = Path(kbharness.__file__).parent / mark
-    yield {"home": home, "tmp": tmp, "package_file": package_file}
+    yield {"home": home, "tmp": tmp, "package_file": package_file, "store": store}
     listener.close()
     package_file.unlink(missing_ok=True)
 
 
 ROUTES = ["escape_harness_write.py", "escape_home_write.py", "escape_home_read.py", "escape_network.py",
-          "escape_tmp_write.py", "escape_parent.py"]
+          "escape_tmp_write.py", "escape_parent.py", "escape_store.py"]
 
 
 @pytest.mark.parametrize("server", ["1", "0"])
@@ -52,10 +55,11 @@ def test_every_route_out_is_closed_forked_or_started_fresh(evaluate, planted, mo
     assert not planted["package_file"].exists()
     assert not (planted["home"] / "pwned").exists()
     assert not (planted["tmp"] / "left_behind").exists()
+    assert planted["store"].read_text() == ""
 
 
 @pytest.mark.parametrize("route", ["escape_home_read.py", "escape_network.py", "escape_tmp_write.py",
-                                   "escape_parent.py"])
+                                   "escape_parent.py", "escape_store.py"])
 def test_without_the_sandbox_the_route_is_open(evaluate, planted, route):
     assert evaluate(route, sandboxed=False).verdict is Verdict.INCORRECT
 
