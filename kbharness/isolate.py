@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from kbharness import forkserver, sandbox
-from kbharness.buildcache import WAIT_PHASE
+from kbharness.buildcache import WAIT_PHASE, entry_dir
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
@@ -57,7 +57,7 @@ def run_isolated(spec: EvalSpec, gpu: int | None = None, stop: threading.Event |
     (run_dir / "spec.json").write_text(_visible_spec(spec, run_dir).to_json() if box else spec.to_json())
     log_path = run_dir / "log.txt"
     started = time.monotonic()
-    proc = _start_worker(run_dir, log_path, env, box)
+    proc = _start_worker(run_dir, log_path, env, box, spec)
     try:
         timed_out_in = _wait(proc, run_dir, spec, stop)
     except BaseException:
@@ -93,10 +93,11 @@ def _visible_spec(spec: EvalSpec, run_dir: Path) -> EvalSpec:
     return replace(spec, **paths)
 
 
-def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandbox.Sandbox | None):
+def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandbox.Sandbox | None, spec: EvalSpec):
     """A fresh worker process, forked from the fork server (torch already imported) unless
     ``KB_FORKSERVER=0`` or the server cannot start; else started from scratch. Sandboxed,
-    the server runs in ``box``, a worker started from scratch in a sandbox of its own."""
+    the server runs in ``box``, a worker started from scratch in a sandbox of its own, which
+    may write only its run folder and its candidate's cache entry."""
     if os.environ.get("KB_FORKSERVER", "1") != "0":
         server = forkserver.shared(child_env(), box)
         if server is not None:
@@ -105,11 +106,27 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandb
             except OSError:
                 pass
     argv = [sys.executable, "-m", "kbharness.worker", str(run_dir)]
-    if box:  # this worker's sandbox: its own run folder writable, not the whole scratch root
-        argv = replace(box, writable=(str(run_dir), *(w for w in box.writable if w != str(run_dir.parent)))).wrap(argv)
+    if box:
+        argv = replace(box, writable=(str(run_dir), *_own_entry(spec))).wrap(argv)
     with open(log_path, "wb") as log:
         return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
+
+
+def _own_entry(spec: EvalSpec) -> tuple[str, ...]:
+    """The candidate's cache entry, made here so it can be bound writable alone; none for a
+    candidate without code or that cannot be read (the worker says why)."""
+    from kbharness.loading import LoadError, read_solution
+
+    try:
+        source = read_solution(Path(spec.solution_path))
+    except LoadError:
+        return ()
+    if source.code is None:
+        return ()
+    entry = entry_dir(Path(spec.cache_dir), source.code, spec.settings.device)
+    entry.mkdir(parents=True, exist_ok=True)
+    return (str(entry),)
 
 
 def _wait(proc: subprocess.Popen | forkserver.ForkedWorker, run_dir: Path, spec: EvalSpec,

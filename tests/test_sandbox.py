@@ -106,3 +106,18 @@ def test_without_bwrap_no_sandbox_runs(no_bwrap, build_cache):
 def test_kb_sandbox_0_is_no_sandbox(evaluate, planted, monkeypatch):
     monkeypatch.setenv("KB_SANDBOX", "0")
     assert evaluate("escape_network.py").verdict is Verdict.INCORRECT
+
+
+def test_a_worker_started_plainly_writes_only_its_own_cache_entry(evaluate, build_cache, monkeypatch):
+    """KB_FORKSERVER=0 trades the fork server's speed for a sandbox per worker: the build cache
+    is read-only there but for the candidate's own entry, so it cannot plant a library in another's."""
+    monkeypatch.setenv("KB_FORKSERVER", "0")
+    other = build_cache / "extensions" / ("f" * 20)
+    other.mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(other))
+    assert evaluate("escape_cache.py").verdict is Verdict.CORRECT
+    assert not (other / "planted").exists()
+    own = entry_of(CANDIDATES / "escape_cache.py", "cpu", build_cache)
+    monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(own))
+    assert evaluate("escape_cache.py").verdict is Verdict.INCORRECT  # its own entry stays writable
+    (own / "planted").unlink()
