@@ -11,6 +11,7 @@ import itertools
 import queue
 import tempfile
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -18,6 +19,7 @@ from typing import Callable, Iterable, Iterator
 from kbharness.isolate import Stopped, failure_record, run_isolated
 from kbharness.results import EvalRecord, Verdict
 from kbharness.spec import EvalSpec
+from kbharness.utilization import Span
 
 BACKENDS = ("local", "ray")
 # Times Ray retries a task whose worker was lost before the evaluation is recorded as lost.
@@ -33,10 +35,19 @@ def visible_gpus() -> int:
 class LocalBackend:
     """One worker thread per GPU, each handing its evaluations to a fresh child pinned to
     that GPU. On the CPU one worker: two timings sharing cores would disturb each other.
-    ``sandboxed`` is ``run_isolated``'s."""
+    ``sandboxed`` is ``run_isolated``'s. ``spans`` holds where and when each evaluation ran
+    (``utilization``)."""
 
     def __init__(self, workers: int | None = None, sandboxed: bool | None = None):
         self.workers, self.sandboxed = workers, sandboxed
+        self.spans: list[Span] = []
+
+    def _evaluate(self, spec: EvalSpec, gpu: int | None, stop: threading.Event | None = None) -> EvalRecord:
+        start = time.monotonic()
+        record = run_isolated(spec, gpu=gpu, stop=stop, sandboxed=self.sandboxed)
+        self.spans.append(Span(f"cuda:{gpu or 0}" if spec.settings.device.startswith("cuda") else spec.settings.device,
+                               start, time.monotonic(), record.build_s or 0.0))
+        return record
 
     def run(self, specs: Iterable[EvalSpec]) -> Iterator[tuple[int, EvalRecord]]:
         """Specs may arrive as they become ready (a generator fed by builds); each is
@@ -50,7 +61,7 @@ class LocalBackend:
         numbered = enumerate(itertools.chain([first], stream))
         if n == 1:
             for i, spec in numbered:
-                yield i, run_isolated(spec, sandboxed=self.sandboxed)
+                yield i, self._evaluate(spec, None)
             return
         lock = threading.Lock()
         done: queue.Queue = queue.Queue()
@@ -67,7 +78,7 @@ class LocalBackend:
                         return
                     i, spec = item
                     evaluating.add(me)
-                    done.put((i, run_isolated(spec, gpu=gpu if on_gpu else None, stop=stop, sandboxed=self.sandboxed)))
+                    done.put((i, self._evaluate(spec, gpu if on_gpu else None, stop)))
                     evaluating.discard(me)
             except Stopped:
                 pass

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
 from kbharness import leaderboard as lb
-from kbharness import render
+from kbharness import render, utilization
 from kbharness.backends import BACKENDS, DEFAULT_MAX_RETRIES
 from kbharness.build import build_all, entry_of
 from kbharness.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
@@ -233,13 +233,13 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
         progress.update(task, advance=1, failed=failed, rate=f"{rate:.0f}/h",
                         description=f"{job.problem.key} {job.solution.name}")
 
+    backend = make_backend(o.backend, o.address, o.max_retries, _sandboxed(o))
     try:
         if progress is not None:
             progress.start()
-        return evaluate_jobs(jobs, settings, store, o.cache_dir, o.force,
-                             make_backend(o.backend, o.address, o.max_retries, _sandboxed(o)), on_done,
-                             build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o),
-                             language=o.language or "")
+        outcomes = evaluate_jobs(jobs, settings, store, o.cache_dir, o.force, backend, on_done,
+                                 build_jobs=o.build_jobs if o.backend == "local" else 0, sandboxed=_sandboxed(o),
+                                 language=o.language or "")
     except KeyboardInterrupt:
         kept = "nothing was stored (--no-store)" if o.no_store else f"every finished evaluation is in the store ({o.store_path})"
         err.print(f"interrupted; {kept}", highlight=False)
@@ -249,6 +249,10 @@ def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
     finally:
         if progress is not None:
             progress.stop()
+    idle = utilization.describe(getattr(backend, "spans", []), started, time.monotonic())
+    if idle:
+        err.print(idle, highlight=False)
+    return outcomes
 
 
 def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) -> list:

@@ -1,5 +1,6 @@
 """Sweeps: which problem a candidate belongs to, and a sweep that resumes from the store."""
 import json
+import re
 import shutil
 
 import pytest
@@ -82,9 +83,10 @@ def test_sweep_evaluates_once_then_resumes_from_the_store(generated, tmp_path, b
     records = [json.loads(line) for line in store.read_text().splitlines()]
     assert sorted(r["verdict"] for r in records) == ["correct", "correct", "correct", "incorrect"]
     assert "leaderboard" in first.output and "fast_0=1.00" in first.output
+    assert re.search(r"device idle: cpu \d+% of \d+ s", first.output)
     again = invoke(*args)
     assert again.exit_code == 0
-    assert "4 of 4 results are from" in again.output
+    assert "4 of 4 results are from" in again.output and "device idle" not in again.output
     assert store.read_text().count("\n") == 4
     forced = invoke(*args, "--force")
     assert forced.exit_code == 0 and store.read_text().count("\n") == 8
