@@ -108,6 +108,7 @@ def test_completion_without_code_is_no_code(evaluate, tmp_path):
     ("phase_detect.py", "timed outputs match"),
     ("nondeterministic.py", "deterministic"),
     ("patches_torch.py", "harness integrity"),
+    ("patches_timer.py", "harness integrity"),
     ("../gpu/stale_empty.py", "output matches reference"),
 ])
 def test_cheats_are_caught_by_name(evaluate, name, check):
@@ -127,6 +128,12 @@ def test_replay_keyed_by_pointer_is_caught(evaluate):
 def test_patched_torch_is_named_in_the_failure(evaluate):
     r = evaluate("patches_torch.py")
     assert "torch.allclose was replaced" in r.message and "torch.Tensor.__sub__ was replaced" in r.message
+
+
+def test_a_candidate_forging_its_times_through_the_harness_timer_is_caught(evaluate):
+    """Unwatched, the patched timer made a PyTorch-speed candidate 18x faster, correct."""
+    r = evaluate("patches_timer.py")
+    assert "kbharness.timing.CpuTimer.time was replaced" in r.message and r.speedup is None
 
 
 def test_precision_tier_shows_a_silent_drop_to_half(evaluate):

@@ -124,6 +124,7 @@ def test_library_only_candidate_is_flagged_and_custom_kernel_is_listed(evaluate)
     ("phase_detect.py", "timed outputs match"),
     ("nondeterministic.py", "deterministic"),
     ("patches_torch.py", "harness integrity"),
+    ("patches_timer.py", "harness integrity"),
 ])
 def test_cheats_are_caught_on_the_gpu_too(evaluate, name, check):
     r = evaluate(CANDIDATES / name, device="cuda")
