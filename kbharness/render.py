@@ -139,7 +139,8 @@ def notes(records: Sequence[EvalRecord]) -> list[str]:
         lines.extend(f"{name}: flagged: {flag}" for flag in r.flags)
         lines.extend(f"{name}: note: {note}" for note in r.notes)
         if not r.correct:
-            lines.append(f"{name}: {r.verdict.value}: {r.message}")
+            said = r.message if r.message.startswith(r.verdict.value) else f"{r.verdict.value}: {r.message}"
+            lines.append(f"{name}: {said}")
             continue
         for label, t in (("reference", r.ref_timing), ("candidate", r.new_timing)):
             if t is not None and relative_spread(t.times_ms) > NOISY_SPREAD:

@@ -51,3 +51,9 @@ def test_leaderboard_shows_settings_only_when_some_row_has_them_and_lists_left_o
     assert "settings" in text and "batch_size=16" in text and "1/7" not in text
     assert render.left_out_lines(lb.left_out(sized)) == [
         "left out: 1/7 cccc.py: problem cannot discriminate: an all-zeros output passes the check"]
+
+
+def test_a_failure_note_does_not_say_its_verdict_twice():
+    record = make(problem="2/71", sha="c" * 64, verdict=Verdict.NEEDS_CUDA, ref=None, new=None,
+                  message="needs CUDA; no GPU visible")
+    assert render.notes([record]) == ["cccc.py: needs CUDA; no GPU visible"]
