@@ -130,6 +130,15 @@ def test_patched_torch_is_named_in_the_failure(evaluate):
     assert "torch.allclose was replaced" in r.message and "torch.Tensor.__sub__ was replaced" in r.message
 
 
+def test_timed_inputs_cannot_be_predicted_and_answered_from_a_table(evaluate):
+    """The table the candidate computes at import holds the answers for the timed seeds the
+    harness used to derive from its settings; drawn at timing time, none of them is asked, so
+    every timed call takes its honest 5 ms path (with them it timed as fast as the reference)."""
+    r = evaluate("lookup_table.py")
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert r.new_timing.median_ms >= 4.5 and r.speedup < 0.1
+
+
 def test_a_candidate_forging_its_times_through_the_harness_timer_is_caught(evaluate):
     """Unwatched, the patched timer made a PyTorch-speed candidate 18x faster, correct."""
     r = evaluate("patches_timer.py")
