@@ -279,7 +279,19 @@ def _evaluate(jobs: list[Job], settings: Settings, o: RunOptions, title: str) ->
     return records
 
 
-@click.group()
+class _Commands(click.Group):
+    """Ctrl-C in any command ends it in one line with 130, as shells report an interrupt
+    (click's own abort says "Aborted!" and exits 1)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err.print("interrupted", highlight=False)
+            ctx.exit(130)
+
+
+@click.group(cls=_Commands)
 @click.version_option(package_name="kbharness")
 def main() -> None:
     """kbharness: does a custom kernel compute the same thing, and how much faster is it?"""

@@ -232,3 +232,16 @@ def test_roofline_sets_the_baseline_against_the_floor_and_names_a_bad_baseline(t
     r = CliRunner().invoke(main, [str(a) for a in (*common, "--baseline", bad)])
     assert r.exit_code == 2
     assert "bad.json: not a baseline file (JSONDecodeError" in r.output and "Traceback" not in r.output
+
+
+def test_ctrl_c_outside_an_evaluation_exits_130_in_one_line(monkeypatch, tmp_path):
+    import kbharness.cli as cli
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+        yield
+
+    monkeypatch.setattr(cli, "build_all", interrupted)
+    r = invoke("build", CANDIDATES / "correct.py", "--device", "cpu", "--cache-dir", tmp_path, "--no-sandbox")
+    assert r.exit_code == 130
+    assert r.output.strip() == "interrupted"
