@@ -1,0 +1,32 @@
+"""The benchmarks' own arithmetic, on records made here (the runs themselves need a GPU)."""
+import importlib.util
+
+import pytest
+
+from conftest import ROOT
+from kbharness.results import Verdict
+from test_store import make
+
+
+def _bench(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_several_gpus_are_held_to_the_one_gpu_sweeps_verdicts_and_speedups():
+    multi = _bench("multi_gpu")
+    one = {("1/1", "a.py"): make(ref=(2.0,), new=(1.0,)), ("1/2", "b.py"): make(ref=(3.0,), new=(1.0,)),
+           ("1/3", "c.py"): make(verdict=Verdict.INCORRECT, ref=None, new=None)}
+    two = {("1/1", "a.py"): make(ref=(2.0,), new=(1.02,)), ("1/2", "b.py"): make(ref=(3.0,), new=(1.0,)),
+           ("1/3", "c.py"): make(verdict=Verdict.CORRECT, ref=(1.0,), new=(1.0,))}
+    a = multi.agreement(one, two)
+    assert (a["same"], a["of"]) == (2, 3)
+    assert a["max_move"] == pytest.approx(1 - 1 / 1.02) and a["median_move"] == pytest.approx((1 - 1 / 1.02) / 2)
+    sweeps = [{"label": "local, 1 GPU", "n": 3, "wall_s": 60.0, "per_hour": 180.0, "idle": {"cuda:0": 0.25}, "records": one},
+              {"label": "local, 2 GPUs", "n": 3, "wall_s": 40.0, "per_hour": 270.0,
+               "idle": {"cuda:0": 0.3, "cuda:1": 0.4}, "records": two}]
+    table = multi.report("header", sweeps).splitlines()
+    assert table[-2] == "| local, 1 GPU | 3 | 60 s | 180 | cuda:0 25% | 3/3 | 0.0%, 0.0% |"
+    assert table[-1] == "| local, 2 GPUs | 3 | 40 s | 270 | cuda:0 30%, cuda:1 40% | 2/3 | 1.0%, 2.0% |"
