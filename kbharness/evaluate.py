@@ -107,11 +107,14 @@ class Findings:
         self.checks.append(CheckResult(name, True, detail))
 
 
-def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambda p: None) -> EvalRecord:
-    """Evaluate one candidate; never raises for anything the candidate or problem does."""
+def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambda p: None,
+             notes: tuple[str, ...] = ()) -> EvalRecord:
+    """Evaluate one candidate; never raises for anything the candidate or problem does.
+    ``notes`` are the worker's own, kept in the record."""
     started = time.perf_counter()
     settings = spec.settings
     found = Findings()
+    found.notes.extend(notes)
     source = None
     try:
         source = read_solution(spec.solution_path)

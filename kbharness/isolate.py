@@ -21,7 +21,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kbharness import forkserver, sandbox
+from kbharness import confine, forkserver, sandbox
 from kbharness.buildcache import WAIT_PHASE, entry_dir
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
@@ -101,6 +101,10 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandb
     if os.environ.get("KB_FORKSERVER", "1") != "0":
         server = forkserver.shared(child_env(), box)
         if server is not None:
+            if box:  # the server's sandbox is everyone's: the worker confines itself to its own folders
+                corner = {"writable": [os.path.realpath(p) for p in (run_dir, *_own_entry(spec))],
+                          "locked": [os.path.realpath(p) for p in box.writable]}
+                env = {**env, confine.ENV: json.dumps(corner)}
             try:
                 return server.spawn(str(run_dir), str(log_path), env)
             except OSError:

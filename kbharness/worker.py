@@ -22,18 +22,35 @@ def _write_atomic(path: Path, text: str) -> None:
 def main(run_dir: str) -> int:
     root = Path(run_dir)
     _write_atomic(root / "phase", "start")
+    notes = _confined()
     # Everything the checks and the timer use is bound here, before candidate code exists.
     from kbharness.evaluate import evaluate
     from kbharness.spec import EvalSpec
 
     spec = EvalSpec.from_json((root / "spec.json").read_text())
-    record = evaluate(spec, root, phase=lambda p: _write_atomic(root / "phase", p))
+    record = evaluate(spec, root, phase=lambda p: _write_atomic(root / "phase", p), notes=notes)
     _write_atomic(root / "result.json", json.dumps(record.to_dict()))
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a candidate's broken extension must not turn a finished
     # evaluation into a crash at exit.
     os._exit(0)
+
+
+def _confined() -> tuple[str, ...]:
+    """A worker forked in the fork server's sandbox is told (``confine.ENV``) what of it to
+    keep writable; a note when that could not be done."""
+    from kbharness import confine
+
+    asked = os.environ.pop(confine.ENV, "")
+    if not asked:
+        return ()
+    try:
+        confine.confine(**json.loads(asked))
+    except OSError as e:
+        return (f"not confined to its run folder and cache entry ({e}): it could write the fork server's "
+                "other run folders and cache entries",)
+    return ()
 
 
 if __name__ == "__main__":

@@ -114,8 +114,27 @@ def test_a_worker_started_plainly_writes_only_its_own_cache_entry(evaluate, buil
     monkeypatch.setenv("KB_FORKSERVER", "0")
     other = build_cache / "extensions" / ("f" * 20)
     other.mkdir(parents=True, exist_ok=True)
+    (other / "planted").unlink(missing_ok=True)
     monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(other))
     assert evaluate("escape_cache.py").verdict is Verdict.CORRECT
+    assert not (other / "planted").exists()
+    own = entry_of(CANDIDATES / "escape_cache.py", "cpu", build_cache)
+    monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(own))
+    assert evaluate("escape_cache.py").verdict is Verdict.INCORRECT  # its own entry stays writable
+    (own / "planted").unlink()
+
+
+def test_a_worker_forked_from_the_shared_sandbox_writes_only_its_own_folders(evaluate, build_cache, monkeypatch):
+    """The fork server's sandbox leaves the whole cache writable; each forked worker confines
+    itself (kbharness/confine.py) before the candidate is imported."""
+    monkeypatch.setenv("KB_FORKSERVER", "1")
+    other = build_cache / "extensions" / ("e" * 20)
+    other.mkdir(parents=True, exist_ok=True)
+    (other / "planted").unlink(missing_ok=True)
+    monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(other))
+    r = evaluate("escape_cache.py")
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert not [n for n in r.notes if n.startswith("not confined")], r.notes
     assert not (other / "planted").exists()
     own = entry_of(CANDIDATES / "escape_cache.py", "cpu", build_cache)
     monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(own))
