@@ -3,8 +3,9 @@ pool (one worker a GPU), each sweep from a cold cache, and once through Ray (``-
 cluster, one GPU a task). Per sweep: candidates per hour, each GPU's idle fraction
 (``utilization``), whether every verdict equals the one-GPU sweep's, and how far each speedup
 moved from its one-GPU value (the goal: within 2%). Every CUDA candidate of the repository is
-copied ``--copies`` times under the same names for every sweep, with a fresh content hash, so
-each sweep compiles afresh and its records pair up with the one-GPU sweep's by problem and name.
+copied ``--copies`` times under the same names for every sweep (``throughput.variants``), with
+a fresh content hash, so each sweep compiles afresh and its records pair up with the one-GPU
+sweep's by problem and name.
 
     python bench/multi_gpu.py --gpus 1 2 4 8 --copies 2 --ray --out bench/results/multi_gpu_h200.md
 """
@@ -17,29 +18,18 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from kbharness.runner import Job, evaluate_jobs  # noqa: E402
 from kbharness.spec import Settings  # noqa: E402
-from kbharness.sweep import candidates, place  # noqa: E402
 from kbharness.utilization import idle_fractions  # noqa: E402
-
-
-def copies_of(originals: list[Path], copies: int, into: Path, problems: Path) -> list[Job]:
-    """Each original ``copies`` times, named alike in every sweep, each copy a new content hash."""
-    for src in originals:
-        folder = into / src.parent.parent.name / src.parent.name
-        folder.mkdir(parents=True, exist_ok=True)
-        for k in range(copies):
-            (folder / f"c{k}_{src.name}").write_text(src.read_text() + f"\n# copy {k} {uuid.uuid4().hex}\n")
-    jobs, unplaced = place(candidates([into]), problems)
-    assert not unplaced, unplaced
-    return jobs
+from throughput import variants  # noqa: E402
 
 
 def sweep(label: str, jobs: list[Job], settings: Settings, cache: Path, backend, build_jobs: int) -> dict:
@@ -89,7 +79,7 @@ def main() -> None:
     counts = [n for n in args.gpus if n <= visible]
     if not counts or counts[0] != 1:
         sys.exit(f"needs 1 GPU first and at most {visible}: --gpus {' '.join(map(str, args.gpus))}")
-    originals = sorted((ROOT / "solutions").glob("level*/*/cuda_*.py"))
+    originals = sorted((ROOT / "solutions").glob("level*/*/cuda_*.py"))  # for the header; variants copies them
     settings = Settings(device="cuda", n_runs=100, time_budget_s=2.0)
     header = (f"{datetime.now(timezone.utc):%Y-%m-%d} · {torch.cuda.get_device_name()} × {visible} · "
               f"{os.cpu_count()} cores · {len(originals)} CUDA candidates × {args.copies} copies · "
@@ -101,7 +91,7 @@ def main() -> None:
         if args.ray:
             plans.append((f"ray, {visible} GPUs", RayBackend()))
         for k, (label, backend) in enumerate(plans):
-            jobs = copies_of(originals, args.copies, work / f"cands{k}", ROOT / "problems")
+            jobs = variants("cuda_*.py", args.copies, None, work / f"cands{k}", ROOT / "solutions", ROOT / "problems")
             build_jobs = 0 if label.startswith("ray") else args.build_jobs
             sweeps.append(sweep(label, jobs, settings, work / f"cache{k}", backend, build_jobs))
             args.out.parent.mkdir(parents=True, exist_ok=True)

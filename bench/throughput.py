@@ -35,12 +35,14 @@ from kbharness.sweep import candidates, place  # noqa: E402
 
 
 def variants(name: str, copies: int, limit: int | None, into: Path, solutions: Path, problems: Path) -> list[Job]:
+    """``copies`` of each candidate named ``name`` (a glob) under ``solutions``, each a fresh content
+    hash, named alike however often this is called (``v0_cuda_fused.py``)."""
     originals = sorted(solutions.glob(f"level*/*/{name}"))[:limit]
     for src in originals:
         folder = into / src.parent.parent.name / src.parent.name
         folder.mkdir(parents=True, exist_ok=True)
         for k in range(copies):
-            (folder / f"v{k}_{name}").write_text(src.read_text() + f"\n# throughput variant {k} {uuid.uuid4().hex}\n")
+            (folder / f"v{k}_{src.name}").write_text(src.read_text() + f"\n# variant {k} {uuid.uuid4().hex}\n")
     jobs, unplaced = place(candidates([into]), problems)
     assert not unplaced, unplaced
     return jobs

@@ -59,27 +59,26 @@ def build_candidate(solution: str, device: str, cache_dir: str, problem: str = "
             model_new = load_model_new(source, Path(scratch), phase=lambda p: print(json.dumps({"phase": p}), flush=True))
     except LoadError as e:
         return BuildResult(solution, False, time.perf_counter() - start, str(e))
-    message = ""
+    ok, message = True, ""
     if source.language.lazy and problem:
-        message = _compile_kernels(model_new, problem, device, precision, source.language)
-        if message.startswith("compile error"):
-            return BuildResult(solution, False, time.perf_counter() - start, message)
+        ok, message = _compile_kernels(model_new, problem, device, precision, source.language)
     after = _compiled(entry)
-    return BuildResult(solution, True, time.perf_counter() - start, message, cached=bool(after) and after == before)
+    return BuildResult(solution, ok, time.perf_counter() - start, message, cached=ok and bool(after) and after == before)
 
 
-def _compile_kernels(model_new: type, problem: str, device: str, precision: str, lang) -> str:
-    """A lazy language's kernels compiled for the problem's shapes: "" when they were, else why not."""
+def _compile_kernels(model_new: type, problem: str, device: str, precision: str, lang) -> tuple[bool, str]:
+    """A lazy language's kernels compiled for the problem's shapes: whether they compiled
+    (a compile error fails the build), and why they were not when they were not."""
     from kbharness import prewarm
     from kbharness.spec import DTYPES
 
     try:
         prewarm.compile_kernels(model_new, Path(problem), device, DTYPES[precision], lang)
     except prewarm.NotWarmed as e:
-        return f"{lang.label} kernels left to the evaluation's first call: {e}"
+        return True, f"{lang.label} kernels left to the evaluation's first call: {e}"
     except Exception as e:  # only the language's own errors come through
-        return f"compile error: {lang.describe(e)}"
-    return ""
+        return False, f"compile error: {lang.describe(e)}"
+    return True, ""
 
 
 def _compiled(entry: Path) -> dict[str, int]:

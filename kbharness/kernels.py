@@ -53,5 +53,6 @@ def custom_kernels(kernels: list[tuple[str, float]], source: str = "") -> list[s
     """Kernels the candidate defines itself (a ``__global__`` function of that name in its
     source), and any other kernel no library pattern claims: a candidate's kernel may be
     named like a library's (``gemv_bias_relu``) and still be its own."""
+    own = languages.own_launches(source)
     return [name for name, _ in kernels
-            if languages.is_own_kernel(kernel_identifier(name), source) or not is_library_kernel(name)]
+            if any(p.fullmatch(kernel_identifier(name)) for p in own) or not is_library_kernel(name)]

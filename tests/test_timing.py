@@ -45,17 +45,22 @@ def test_a_moved_clock_or_temperature_is_worth_a_warning():
     assert state_drift(None, None) == ""
 
 
+class LoggingStage:
+    """A stage that writes what was done to it into ``log``."""
+
+    def __init__(self, log: list):
+        self.log = log
+
+    def poison(self):
+        self.log.append("poison")
+
+    def load(self):
+        self.log.append("load")
+
+
 def test_a_staged_call_finds_its_inputs_poisoned_then_loaded_before_it_runs():
     log = []
-
-    class Stage:
-        def poison(self):
-            log.append("poison")
-
-        def load(self):
-            log.append("load")
-
-    CpuTimer(torch.device("cpu")).time(lambda: log.append("call"), stage=Stage())
+    CpuTimer(torch.device("cpu")).time(lambda: log.append("call"), stage=LoggingStage(log))
     assert log == ["poison", "load", "call"]
 
 
@@ -144,15 +149,7 @@ def test_the_fake_timer_stages_inputs_and_applies_on_return_like_the_real_ones()
     from kbharness.timing import FakeTimer
 
     log = []
-
-    class Stage:
-        def poison(self):
-            log.append("poison")
-
-        def load(self):
-            log.append("load")
-
     timed = FakeTimer({"m": [0.5]}, host_bound=True).time(lambda: log.append("call") or 3, lambda out: out + 1,
-                                                          stage=Stage(), key="m")
+                                                          stage=LoggingStage(log), key="m")
     assert log == ["poison", "load", "call"] and timed.output == 3 and timed.at_return == 4
     assert timed.time.call_ms == 0.5 and timed.time.host_bound

@@ -55,6 +55,11 @@ def own_kernels(code: str) -> set[str]:
     return set().union(*(lang.kernels(code) for lang in REGISTRY))
 
 
+def own_launches(code: str) -> list:
+    """What the kernels ``code`` defines, in any language, are called when launched."""
+    return [p for lang in REGISTRY for p in lang.launches(code)]
+
+
 def is_own_kernel(identifier: str, code: str) -> bool:
     """Whether a launched kernel (its ``kernels.kernel_identifier``) is one ``code`` defines."""
-    return any(p.fullmatch(identifier) for lang in REGISTRY for p in lang.launches(code))
+    return any(p.fullmatch(identifier) for p in own_launches(code))
