@@ -1,12 +1,15 @@
-"""One evaluation, inside the worker process: reference, build, check, time, as named steps.
+"""One evaluation, in the judge: reference, build, check, time, as named steps.
 
-Order matters for trust. The problem is loaded, the reference run on every check trial
-(and in float64), the null candidates tried, and freed memory poisoned *before* the
-candidate's code is imported, so the candidate can neither patch what the reference
-computes nor find the reference's answer in memory it is handed. The candidate then runs
-on clones of the same inputs and every output is compared. Timing interleaves candidate
-and reference calls on inputs made fresh for each call and checks every timed output
-too, so checking calls and timed calls look the same to the candidate.
+The judge never imports candidate code. It loads the problem, draws the inputs, runs the
+reference (and float64, and the null candidates), and asks its runner (``candidate``, a
+process of its own) to build the candidate and call it on the same inputs; every output
+the runner hands back is compared here, and only this process writes the record. The
+reference's trials are run before the runner is asked to load the candidate, and the
+seeds of the timed calls are drawn after, so no answer exists while the candidate could
+precompute it. Timing interleaves the reference (timed here) and the candidate (timed by
+the runner) on inputs made fresh for each call, checks every timed output too, and ends
+with batches of back-to-back calls of both that the judge times with its own clock: a
+runner whose times disagree with that clock gets a flag and no speedup.
 
 Memory stays near one trial's working set: a trial's inputs are redrawn from its seed
 when needed, the reference's outputs wait on the host once they would take more than half
@@ -15,39 +18,45 @@ random numbers (dropout) is matched by a candidate that draws them the same way.
 """
 from __future__ import annotations
 
-import contextlib
-import random
 import secrets
 import statistics
-import sys
 import time
-import traceback
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Callable
 
 import torch
 import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
 import torch.profiler  # noqa: F401
 
-from kbharness import check, checks, controls, env, guard, kernels, languages, memory, roofline, timing
+from kbharness import check, checks, controls, env, kernels, languages, memory, roofline, timing
+from kbharness.calls import (CALL_SEED_OFFSET, Graphed, Staged, build_model, classify_exception, clone, detach,
+                             gradients, seed_rng)
+from kbharness.calls import sync as _sync
+from kbharness.candidate import RemoteCandidate
 from kbharness.checks.views import flat as _flat, shares as _shares, tensors as _tensors
-from kbharness.buildcache import prepare_build_env
-from kbharness.loading import LoadError, SolutionSource, load_model_new, load_problem, read_solution
+from kbharness.loading import LoadError, SolutionSource, load_problem, read_solution
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
-                               CheckResult, EvalRecord, Timing, TrialError, Verdict)
+                               FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
+from kbharness.runner_client import Failed, Gone, Runner
 from kbharness.spec import DTYPES, EvalSpec, Settings
 
 # Trials also run in float64 for the precision report (all of them under --check fp64).
 FP64_TRIALS = 2
 # Under --check fp64 a candidate may be this many times further from float64 than the reference.
 FLOOR_FACTOR = 10.0
-# A call's RNG state is seeded from its input seed plus this, the same for both models.
-CALL_SEED_OFFSET = 2**20
-# The timers as they are before any candidate is imported (a read-only copy it cannot refill).
-_TIMERS = MappingProxyType(dict(timing.TIMERS))
+# The judge's clock: back-to-back calls per batch (fewer when large), rounds of fresh inputs,
+# candidate batches per round, and how much faster than that clock a runner's event times may
+# make the candidate look.
+CLOCK_MAX_CALLS = 8
+CLOCK_BATCH_MS = 20.0
+CLOCK_ROUNDS = 3
+CLOCK_REPEATS = 3
+CLOCK_TOLERANCE = 1.5
+# Calls shorter than this on the judge's clock are mostly host overhead there (Python and
+# launches, which the event timer's lead hides): the comparison is recorded, never decisive.
+CLOCK_MIN_MS = {"cuda": 0.5, "cpu": 0.2}
 
 
 class Stop(Exception):
@@ -98,6 +107,8 @@ class Findings:
     ceilings: roofline.Ceilings | None = None
     gpu_state: dict[str, Any] = field(default_factory=dict)
     meter: memory.PeakMeter | None = None
+    candidate_memory: dict[str, Any] = field(default_factory=dict)
+    clock: dict[str, Any] = field(default_factory=dict)
 
     def fail(self, name: str, detail: str) -> None:
         self.checks.append(CheckResult(name, False, detail))
@@ -108,19 +119,23 @@ class Findings:
 
 
 def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambda p: None,
-             notes: tuple[str, ...] = ()) -> EvalRecord:
-    """Evaluate one candidate; never raises for anything the candidate or problem does.
-    ``notes`` are the worker's own, kept in the record."""
+             runner: Runner | None = None) -> EvalRecord:
+    """Evaluate one candidate through ``runner`` (forked by the worker before anything of the
+    evaluation existed); never raises for anything the candidate or problem does, except
+    ``runner_client.Gone`` when the runner died (its death is the worker's to classify)."""
     started = time.perf_counter()
     settings = spec.settings
     found = Findings()
-    found.notes.extend(notes)
     source = None
     try:
         source = read_solution(spec.solution_path)
-        verdict, message, log = _run(spec, source, run_dir, found, phase)
+        verdict, message, log = _run(spec, source, run_dir, found, phase, runner)
     except Stop as stop:
         verdict, message, log = stop.verdict, stop.message, stop.log
+    except Failed as f:
+        verdict, message, log = f.verdict, f.message, f.log
+    except Gone:
+        raise
     except LoadError as e:
         verdict = Verdict.COMPILE_ERROR if e.compile else Verdict.LOAD_ERROR
         message, log = str(e), e.log
@@ -143,7 +158,7 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         max_abs=max((t.max_abs for t in errors), default=None),
         max_rel=max((t.max_rel for t in errors), default=None),
         **_reference_timings(found, settings),
-        new_timing=Timing(tuple(found.new_ms)) if found.new_ms else None,
+        new_timing=Timing(tuple(found.new_ms)) if found.new_ms and not _disagrees(found) else None,
         build_s=found.build_s,
         language=found.language,
         wall_s=time.perf_counter() - started,
@@ -153,15 +168,34 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         flags=tuple(found.flags),
         kernels=found.kernels,
         roofline=found.roofline,
-        memory=found.meter.summary() if found.meter else {},
+        memory=_memory(found),
+        judge_clock=found.clock,
         judged_by="fp64" if found.judged_by_fp64 else "reference",
         notes=tuple(found.notes),
         timestamp_utc=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
 
 
+def _memory(found: Findings) -> dict[str, Any]:
+    """The judge's peaks (the reference's) and the runner's (the candidate's); the evaluation's
+    is both processes' together."""
+    if found.meter is None:
+        return {}
+    out = found.meter.summary()
+    theirs = found.candidate_memory
+    if out and isinstance(theirs.get("candidate"), int):
+        out["candidate"] = theirs["candidate"]
+    if out and isinstance(theirs.get("evaluation"), int):
+        out["evaluation"] = out.get("evaluation", 0) + theirs["evaluation"]
+    return out
+
+
+def _disagrees(found: Findings) -> bool:
+    return any(f.startswith(FLAG_TIMING_DISAGREES) for f in found.flags)
+
+
 def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
-         phase: Callable[[str], None]) -> tuple[Verdict, str, str]:
+         phase: Callable[[str], None], runner: Runner | None) -> tuple[Verdict, str, str]:
     settings = spec.settings
     device = torch.device(settings.device)
     if source.code is None:
@@ -174,7 +208,11 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     needs = lang.needs()
     if needs:
         raise Stop(Verdict.NEEDS_PACKAGE, needs)
-    snapshot = guard.Snapshot()
+    if runner is None:
+        raise RuntimeError("an evaluation that loads its candidate needs a runner")
+    cand = RemoteCandidate(runner, device)
+    runner.on_phase = phase
+    found.notes.extend(cand.start(spec.to_json(), str(run_dir / "runner")))
     phase("reference")
     limit = memory.apply_limit(device, settings.memory_limit_gib)
     found.meter = memory.PeakMeter(device, limit)
@@ -185,44 +223,46 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     ref.build_float64(init_inputs)
     trials = _reference_trials(ref)
     _count_work(problem, spec, device, found)
-    memory.scrub_free_memory(device, limit)
-    found.meter.forget_scrub()
 
     phase("build")
-    prepare_build_env(spec.cache_dir, source.code, settings.device)
     t0 = time.perf_counter()
-    model_new_cls = load_model_new(source, run_dir)
+    cand.load()
     ref.beside_candidate = True
-    new_model = None
+    built = False
     if lang.lazy:
         # Its kernels compile (and autotune) at their first call: that call is the build's, under
         # its time limit, on inputs of the timing warm-up's seed, never a checked trial's.
-        new_model = _build_candidate(model_new_cls, init_inputs, ref)
+        _construct(cand, init_inputs, ref)
+        built = True
         with torch.no_grad():
-            _candidate_call(ref, new_model, make_inputs(problem, settings.seed, settings, device), settings.seed)
+            cand.call("warm", make_inputs(problem, settings.seed, settings, device), settings.seed, None)
     found.build_s = time.perf_counter() - t0
     phase("check")
-    _check_integrity(snapshot, "importing the candidate", found)
-    if new_model is None:
-        new_model = _build_candidate(model_new_cls, init_inputs, ref)
+    _check_integrity(cand, "importing the candidate", found)
+    if not built:
+        _construct(cand, init_inputs, ref)
     with torch.no_grad():
-        _check_trials(new_model, trials, ref, found)
-        _check_determinism(new_model, trials[0], ref, found)
+        _check_trials(cand, trials, ref, found)
+        _check_determinism(cand, trials[0], ref, found)
     if settings.backward:
-        _check_gradients(new_model, trials, ref, found)
+        _check_gradients(cand, trials, ref, found)
     del trials
-    _check_integrity(snapshot, "the checked calls", found)
+    _check_integrity(cand, "the checked calls", found)
     phase("time")
     found.gpu_state["start"] = env.gpu_state(settings.device)
     with torch.set_grad_enabled(settings.backward):
-        _time_interleaved(ref, new_model, found)
+        _time_interleaved(ref, cand, found)
     found.gpu_state["end"] = env.gpu_state(settings.device)
     drift = env.state_drift(found.gpu_state["start"], found.gpu_state["end"])
     if drift:
         found.flags.append(drift)
-    _check_integrity(snapshot, "the timed calls", found)
+    _check_integrity(cand, "the timed calls", found)
+    if not settings.backward:
+        with torch.no_grad():
+            _judge_clock(ref, cand, found)
     if device.type == "cuda":
-        _profile_kernels(problem, ref_model, new_model, settings, device, found, source.code)
+        _profile_kernels(problem, ref_model, cand, settings, device, found, source.code)
+    found.candidate_memory = cand.memory()
     _speed_of_light(settings, found)
     if not found.new_ms:
         raise Stop(Verdict.RUNTIME_ERROR, "no timed run completed")
@@ -234,21 +274,6 @@ def _language(spec: EvalSpec, code: str) -> languages.Language:
         return languages.of(code, spec.language)
     except languages.UnknownLanguage as e:
         raise Stop(Verdict.LOAD_ERROR, str(e)) from None
-
-
-def build_model(cls: type, init_inputs: list, settings: Settings, device: torch.device,
-                dtype: torch.dtype | None = None, on_device: bool = True) -> torch.nn.Module:
-    """Same seed before every construction, so reference and candidate get the same weights.
-
-    Constructed on the device (``on_device``): a billion parameters draw their initial values
-    in milliseconds there, against 5 to 16 seconds on the host's generator, and a level-3 MLP
-    is built three times an evaluation. Both models' weights come from one generator either way."""
-    torch.manual_seed(settings.seed)
-    if device.type == "cuda":
-        torch.cuda.manual_seed_all(settings.seed)
-    with device if on_device else contextlib.nullcontext():
-        model = cls(*init_inputs)
-    return model.to(device=device, dtype=dtype or DTYPES[settings.precision])
 
 
 def build_reference(problem: Any, init_inputs: list, settings: Settings, device: torch.device,
@@ -266,31 +291,12 @@ def build_reference(problem: Any, init_inputs: list, settings: Settings, device:
         return model, False
 
 
-def _build_candidate(cls: type, init_inputs: list, ref: _Reference) -> torch.nn.Module:
-    """Built where the reference was, from the same seed; a candidate whose construction fails
-    on the device (where the reference's did not) is built on the host, with a note, since
-    KernelBench's own evaluation builds both there."""
-    settings, device = ref.settings, ref.device
-    try:
-        return _candidate(lambda: build_model(cls, init_inputs, settings, device, on_device=ref.on_device))
-    except Stop as stop:
-        if not ref.on_device or stop.verdict is not Verdict.RUNTIME_ERROR:
-            raise
-    model = _candidate(lambda: build_model(cls, init_inputs, settings, device, on_device=False))
-    ref.found.notes.append(f"the candidate cannot be constructed on {device}: it was constructed on the host, "
-                           "where its initial weights come from another generator than the reference's")
-    return model
-
-
-def seed_rng(seed: int, device: torch.device) -> None:
-    """Every generator a problem or candidate may draw from, set to the same state."""
-    torch.manual_seed(seed)
-    if device.type == "cuda":
-        torch.cuda.manual_seed_all(seed)
-    random.seed(seed)
-    numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(seed % 2**32)
+def _construct(cand: RemoteCandidate, init_inputs: list, ref: _Reference) -> None:
+    """Built where the reference was, from the same seed (the runner falls back to the host,
+    with a note, where the device refuses the candidate's construction)."""
+    note = cand.construct(init_inputs, ref.on_device)
+    if note:
+        ref.found.notes.append(note)
 
 
 def make_inputs(problem: Any, seed: int, settings: Settings, device: torch.device, who: str = "reference") -> list:
@@ -316,21 +322,9 @@ def _cast_all(out: Any, dtype: torch.dtype) -> Any:
     return _cast(out, dtype)
 
 
-def clone(inputs: list) -> list:
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-
-
 def _buffers_like(inputs: list) -> list:
     """Uninitialized buffers for a timed call's inputs, which the timer's stage fills."""
     return [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in inputs]
-
-
-def detach(out: Any) -> Any:
-    if isinstance(out, torch.Tensor):
-        return out.detach()
-    if isinstance(out, (tuple, list)):
-        return type(out)(detach(o) for o in out)
-    return out
 
 
 class _Reference:
@@ -463,22 +457,6 @@ def _check_stochastic(ref: _Reference, inputs: list, out: Any, call_seed: int) -
                                "RNG state, so a candidate must draw them the same way")
 
 
-def gradients(model: torch.nn.Module, inputs: list, seed: int) -> list:
-    """Gradients of inputs and parameters for a fixed random upstream gradient."""
-    xs = [x.detach().clone().requires_grad_(x.is_floating_point()) if isinstance(x, torch.Tensor) else x for x in inputs]
-    model.zero_grad(set_to_none=True)
-    out = model(*xs)
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    gen = torch.Generator(device=outs[0].device).manual_seed(seed)
-    upstream = [torch.randn(o.shape, generator=gen, device=o.device, dtype=o.dtype) for o in outs]
-    torch.autograd.backward(outs, upstream)
-    grads = [x.grad if isinstance(x, torch.Tensor) and x.grad is not None else torch.zeros(0) for x in xs
-             if isinstance(x, torch.Tensor) and x.is_floating_point()]
-    grads += [p.grad if p.grad is not None else torch.zeros_like(p) for p in model.parameters()]
-    model.zero_grad(set_to_none=True)
-    return [g.detach() for g in grads]
-
-
 @dataclass(frozen=True)
 class _Judged:
     result: check.Comparison
@@ -515,19 +493,11 @@ def _judge(ref: _Reference, ref_out: Any, out: Any, inputs: list, call_seed: int
     return _Judged(result, out64=out64)
 
 
-def _candidate_call(ref: _Reference, model, inputs: list, call_seed: int) -> Any:
-    seed_rng(call_seed, ref.device)
-    out = _candidate(lambda: ref.found.meter.call("candidate", model, inputs, lambda: model(*inputs)))
-    _candidate(lambda: _sync(ref.device))
-    return out
-
-
-def _check_trials(new_model, trials: list[Trial], ref: _Reference, found: Findings) -> None:
+def _check_trials(cand: RemoteCandidate, trials: list[Trial], ref: _Reference, found: Findings) -> None:
     for t in trials:
         inputs = ref.inputs(t)
-        new_in = clone(inputs)
-        out = _candidate_call(ref, new_model, new_in, t.call_seed)
-        params = list(new_model.parameters()) + list(new_model.buffers())
+        called = cand.call("check", inputs, t.call_seed, t.ref_out)
+        out = called.out
         judged = _judge(ref, t.ref_out, out, inputs, t.call_seed, t.out64, t.ref_err64 and t.ref_err64[0])
         result = judged.result
         found.trials.append(TrialError(t.seed, result.passed, result.max_abs, result.max_rel, result.reason))
@@ -541,8 +511,9 @@ def _check_trials(new_model, trials: list[Trial], ref: _Reference, found: Findin
             found.fail("output matches reference", f"trial seed {t.seed}: {result.reason}")
         found.judged_by_fp64 += judged.by_fp64
         expected_in = t.ref_inputs_after if t.ref_inputs_after is not None else inputs
-        _run_checks("trial", checks.TrialCall(t.seed, expected_in, new_in, out, params, t.ref_aliases_input), found)
-        del inputs, new_in, out, judged, out64
+        _run_checks("trial", checks.TrialCall(t.seed, expected_in, called.inputs_after, called.aliases_input,
+                                              called.aliases_param, t.ref_aliases_input), found)
+        del inputs, called, out, judged, out64
     detail = f"{len(trials)} trials, one from a fresh random seed"
     if found.judged_by_fp64:
         detail += (f"; {found.judged_by_fp64} judged against float64 (outside the tolerance of the reference, "
@@ -553,20 +524,30 @@ def _check_trials(new_model, trials: list[Trial], ref: _Reference, found: Findin
     _passed("trial", found)
 
 
-def _check_determinism(new_model, trial: Trial, ref: _Reference, found: Findings) -> None:
+def _check_determinism(cand: RemoteCandidate, trial: Trial, ref: _Reference, found: Findings) -> None:
     inputs = ref.inputs(trial)
-    first = _candidate_call(ref, new_model, clone(inputs), trial.call_seed)
-    second = _candidate_call(ref, new_model, clone(inputs), trial.call_seed)
+    first = cand.call("repeat", inputs, trial.call_seed, trial.ref_out, keep=True)
+    first_out = _owned(first.out)  # the next call reuses the buffers
+    second = cand.call("repeat", inputs, trial.call_seed, trial.ref_out, keep=True)
     atol, rtol = ref.settings.tolerance
-    _run_checks("repeat", checks.RepeatCall(trial.seed, detach(first), second, atol, rtol, ref.stochastic), found)
+    _run_checks("repeat", checks.RepeatCall(trial.seed, first_out, second.out, atol, rtol, ref.stochastic,
+                                            second.same_memory), found)
     _passed("repeat", found)
 
 
-def _check_gradients(new_model, trials: list[Trial], ref: _Reference, found: Findings) -> None:
+def _owned(out: Any) -> Any:
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (tuple, list)):
+        return type(out)(_owned(o) for o in out)
+    return out
+
+
+def _check_gradients(cand: RemoteCandidate, trials: list[Trial], ref: _Reference, found: Findings) -> None:
     atol, rtol = ref.settings.tolerance
     for t in trials:
-        inputs = ref.inputs(t)
-        grads = _candidate(lambda: gradients(new_model, inputs, t.seed))
+        grads = cand.gradients(ref.inputs(t), t.seed, t.ref_grads)
+        grads = list(grads) if isinstance(grads, (tuple, list)) else [grads]
         if len(grads) != len(t.ref_grads):
             found.fail("gradients match", f"{len(grads)} input and parameter gradients, reference has {len(t.ref_grads)}")
         result = check.compare(t.ref_grads, grads, atol, rtol)
@@ -575,22 +556,24 @@ def _check_gradients(new_model, trials: list[Trial], ref: _Reference, found: Fin
     found.ok("gradients match", f"inputs and parameters, {len(trials)} trials")
 
 
-def _check_integrity(snapshot: guard.Snapshot, when: str, found: Findings) -> None:
-    changes = snapshot.changes()
+def _check_integrity(cand: RemoteCandidate, when: str, found: Findings) -> None:
+    """The runner's own guard (its word: a candidate that patched the guard too is left to the
+    judge's clock and the comparisons)."""
+    changes = cand.integrity()
     if changes:
         found.fail("harness integrity", f"after {when}: " + "; ".join(changes))
 
 
-def _time_interleaved(ref: _Reference, new_model, found: Findings) -> None:
-    """Candidate then reference on each fresh input set, each after a cache flush and from the
+def _time_interleaved(ref: _Reference, cand: RemoteCandidate, found: Findings) -> None:
+    """Reference then candidate on each fresh input set, each after a cache flush and from the
     same RNG state; every output compared."""
     problem, ref_model, settings, device = ref.problem, ref.model, ref.settings, ref.device
-    timer = _TIMERS[device.type](device)
+    timer = timing.timer_for(device)
     warm_inputs = make_inputs(problem, settings.seed, settings, device)
     # torch.compile is lazy: a backend that cannot compile this problem fails at the first warm-up call.
     compiled = torch.compile(ref_model) if settings.baseline != "eager" else None
+    cand.warm(warm_inputs, settings.n_warmup)
     for _ in range(settings.n_warmup):
-        _candidate(lambda: new_model(*clone(warm_inputs)))
         ref_model(*clone(warm_inputs))
         if compiled is not None:
             try:
@@ -599,7 +582,7 @@ def _time_interleaved(ref: _Reference, new_model, found: Findings) -> None:
                 found.flags.append(f"torch.compile baseline unavailable: {type(e).__name__}: {str(e)[:200]}")
                 compiled = None
     _sync(device)
-    graphs = _graphs(new_model, ref_model, warm_inputs, settings, device, found) if settings.cuda_graph else None
+    graph = _graphs(cand, ref_model, warm_inputs, settings, device, found) if settings.cuda_graph else None
     del warm_inputs
     pending_new, pending_ref = [], []
     host_bound = 0
@@ -610,17 +593,16 @@ def _time_interleaved(ref: _Reference, new_model, found: Findings) -> None:
     for i in range(settings.n_runs):
         inputs = make_inputs(problem, base + i, settings, device, ref.who)
         call_seed = base + i + CALL_SEED_OFFSET
-        if graphs is not None:
-            new_in, ref_in = graphs[0].static_in, graphs[1].static_in
-            new_call, ref_call = graphs
+        if graph is not None:
+            ref_in, ref_call = graph.static_in, graph
         else:
-            new_in, ref_in = _buffers_like(inputs), _buffers_like(inputs)
-            new_call, ref_call = (lambda: new_model(*new_in)), (lambda: ref_model(*ref_in))
+            ref_in = _buffers_like(inputs)
+            ref_call = lambda: ref_model(*ref_in)  # noqa: E731
         _sync(device)
         seed_rng(call_seed, device)
-        new = _candidate(lambda: timer.time(new_call, fingerprint, _Staged(new_in, inputs), key="candidate"))
-        seed_rng(call_seed, device)
-        timed_ref = _guarded(ref.who, lambda: timer.time(ref_call, fingerprint, _Staged(ref_in, inputs), key="reference"))
+        timed_ref = _guarded(ref.who, lambda: timer.time(ref_call, stage=Staged(ref_in, inputs), key="reference"))
+        ref_out = detach(timed_ref.output)
+        new = cand.time(inputs, call_seed, ref_out, grad=settings.backward)
         host_bound += new.time.host_bound
         if compiled is not None:
             comp_in = clone(inputs)
@@ -630,20 +612,102 @@ def _time_interleaved(ref: _Reference, new_model, found: Findings) -> None:
         found.ref_ms.append(timed_ref.time.call_ms)
         pending_new.append(new.time.pending_ms)
         pending_ref.append(timed_ref.time.pending_ms)
-        if _values(new.at_return) != _values(fingerprint(new.output)):
+        if new.changed_after_return:
             found.fail("no hidden work", f"timed call {i}: output changed after the call returned "
                        "(asynchronous work outside the timed region)")
-        result = _judge(ref, detach(timed_ref.output), new.output, inputs, call_seed,
-                        ref_err64=found.ref_err64).result
+        result = _judge(ref, ref_out, new.out, inputs, call_seed, ref_err64=found.ref_err64).result
         if not result.passed:
             found.fail("timed outputs match", f"timed call {i}: {result.reason}")
-        del inputs, new, timed_ref, new_in, ref_in
+        del inputs, new, timed_ref, ref_out, ref_in
         if i + 1 >= settings.min_runs and (time.perf_counter() > deadline or _settled(found, settings)):
             break
     found.ok("timed outputs match", f"all {len(found.new_ms)} timed calls")
     _run_checks("timing", checks.TimingRun(tuple(found.new_ms), tuple(found.ref_ms), tuple(pending_new),
                                            tuple(pending_ref), host_bound, settings.max_speedup), found)
     _passed("timing", found)
+
+
+def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> None:
+    """The judge's own clock over back-to-back calls on fresh inputs: the reference's batch
+    timed around its calls here, the candidate's from request to reply, once with ``calls``
+    calls and once with one, so that the difference is ``calls - 1`` calls and the request's
+    own cost cancels. Every candidate output is verified. Where the candidate's calls are long
+    enough for the clock to see past the host's overhead, a runner whose times make them more
+    than ``CLOCK_TOLERANCE`` times shorter than the clock, and its speedup as many times
+    larger, is flagged and the record keeps no speedup."""
+    problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
+    ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
+    calls = max(2, min(CLOCK_MAX_CALLS, int(CLOCK_BATCH_MS / max(new_ms, 1e-3)),
+                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3))))
+    rounds = CLOCK_ROUNDS if calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
+    ref_walls, new_walls, copies = [], [], []
+    for r in range(rounds):
+        base = secrets.randbits(31)
+        seeds = [base + CALL_SEED_OFFSET + k for k in range(calls)]
+        sets = [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]
+        ref_in = [clone(s) for s in sets]
+        outs = [None] * calls
+        _sync(device)
+        t0 = time.perf_counter_ns()
+        for k in range(calls):
+            seed_rng(seeds[k], device)
+            outs[k] = _guarded(ref.who, lambda: detach(model(*ref_in[k])))
+        _sync(device)
+        ref_walls.append((time.perf_counter_ns() - t0) / 1e6 / calls)
+        copies.append(_copy_ms(outs, device))
+        for _ in range(CLOCK_REPEATS):
+            walls = []
+            for n in (calls, 1):
+                refs, out_ids = cand.stage_batch(sets[:n], outs[:n])
+                _sync(device)
+                t0 = time.perf_counter_ns()
+                cand.batch(refs, out_ids, seeds[0])
+                walls.append((time.perf_counter_ns() - t0) / 1e6)
+                for k, out in enumerate(cand.batch_outputs(outs[:n])):
+                    result = _judge(ref, outs[k], out, sets[k], seeds[k], ref_err64=found.ref_err64).result
+                    if not result.passed:
+                        found.fail("timed outputs match", f"the judge's clock, batch {r} call {k}: {result.reason}")
+            new_walls.append((walls[0] - walls[1]) / (calls - 1))
+        del sets, ref_in, outs
+    # Both batches seed the RNG before each call and the runner's copies each output into the
+    # judge's buffers: those, timed here, are neither model's.
+    seeding = _seeding_ms(device)
+    clock_ref = max(statistics.median(ref_walls) - seeding, 1e-6)
+    clock_new = max(statistics.median(new_walls) - seeding - statistics.median(copies), 1e-6)
+    # Two ratios, both 1 for a runner that tells the truth about a device-bound call: the clock's
+    # time of a candidate call over its event time, and the events' speedup over the clock's.
+    # Forged times raise both; a cold cache (the events flush it, a batch does not) lowers the
+    # first, and a reference slower when flushed only raises the second.
+    slower = clock_new / new_ms
+    agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
+    decisive = clock_new >= CLOCK_MIN_MS.get(device.type, 0.0)
+    found.clock = {"calls": calls, "rounds": rounds, "ref_ms": clock_ref, "new_ms": clock_new,
+                   "copy_ms": statistics.median(copies), "new_over_events": slower if decisive else None,
+                   "agreement": agreement if decisive else None}
+    if decisive and slower > CLOCK_TOLERANCE and agreement > CLOCK_TOLERANCE:
+        found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
+                           f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
+                           f"against {ref_ms / new_ms:.3g}x by the runner's times: no speedup is recorded")
+
+
+def _seeding_ms(device: torch.device, n: int = 20) -> float:
+    t0 = time.perf_counter_ns()
+    for i in range(n):
+        seed_rng(i, device)
+    return (time.perf_counter_ns() - t0) / 1e6 / n
+
+
+def _copy_ms(outs: list, device: torch.device) -> float:
+    """Time of one output copy (per call), the median over ``outs``."""
+    targets = [_owned(o) for o in outs]
+    _sync(device)
+    t0 = time.perf_counter_ns()
+    for target, out in zip(targets, outs):
+        for t, o in zip(_flat(target), _flat(out)):
+            if isinstance(t, torch.Tensor):
+                t.copy_(o)
+    _sync(device)
+    return (time.perf_counter_ns() - t0) / 1e6 / len(outs)
 
 
 def _run_checks(phase: str, context: Any, found: Findings) -> None:
@@ -666,62 +730,24 @@ def _passed(phase: str, found: Findings) -> None:
             found.ok(name)
 
 
-class _Staged:
-    """A timed call's input buffers and the values they must hold (``timing.Stage``): poison is
-    NaN for floating tensors and flipped bits for the rest, so anything read early is wrong."""
-
-    def __init__(self, buffers: list, values: list):
-        self.pairs = [(b, v) for b, v in zip(buffers, values) if isinstance(b, torch.Tensor)]
-
-    def poison(self) -> None:
-        for b, _ in self.pairs:
-            if b.is_floating_point() or b.is_complex():
-                b.fill_(float("nan"))
-            else:
-                b.bitwise_not_()
-
-    def load(self) -> None:
-        for b, v in self.pairs:
-            b.copy_(v)
-
-
-class _Graphed:
-    """A model captured once into a CUDA graph on static inputs: each timed call has a fresh
-    input set staged into them (untimed) and replays, so launch overhead drops out for both
-    models alike and no Python of the candidate runs during timing."""
-
-    def __init__(self, model, example: list):
-        self.static_in = clone(example)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(2):
-                model(*self.static_in)
-        torch.cuda.current_stream().wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.static_out = model(*self.static_in)
-
-    def __call__(self) -> Any:
-        self.graph.replay()
-        return self.static_out
-
-
-def _graphs(new_model, ref_model, example: list, settings: Settings, device, found: Findings):
-    """Both models as CUDA graphs, or None (both timed as launched) with a note saying why."""
+def _graphs(cand: RemoteCandidate, ref_model, example: list, settings: Settings, device, found: Findings):
+    """The reference as a CUDA graph here and the candidate's in the runner, or None (both
+    timed as launched) with a note saying why."""
     if device.type != "cuda":
         found.flags.append("CUDA graphs need a GPU; timed without them")
         return None
-    graphs = []
-    for who, model in (("candidate", new_model), ("reference", ref_model)):
-        try:
-            graphs.append(_Graphed(model, example))
-        except Exception as e:  # noqa: BLE001  (capture forbids syncs, host reads, other streams)
-            torch.cuda.synchronize()
-            found.flags.append(f"the {who} cannot be captured in a CUDA graph ({type(e).__name__}: "
-                               f"{str(e)[:160]}); both models timed without graphs")
-            return None
-    return tuple(graphs)
+    why = cand.capture(example)
+    if why:
+        found.flags.append(f"the candidate cannot be captured in a CUDA graph ({why}); both models timed without graphs")
+        return None
+    try:
+        return Graphed(ref_model, example)
+    except Exception as e:  # noqa: BLE001  (capture forbids syncs, host reads, other streams)
+        torch.cuda.synchronize()
+        cand.drop_graph()
+        found.flags.append(f"the reference cannot be captured in a CUDA graph ({type(e).__name__}: "
+                           f"{str(e)[:160]}); both models timed without graphs")
+        return None
 
 
 def _reference_timings(found: Findings, settings: Settings) -> dict[str, Any]:
@@ -741,12 +767,13 @@ def _settled(found: Findings, settings: Settings) -> bool:
     return settings.target_ci > 0 and all(Timing(tuple(ms)).ci_rel <= settings.target_ci for ms in series)
 
 
-def _profile_kernels(problem, ref_model, new_model, settings: Settings, device, found: Findings,
+def _profile_kernels(problem, ref_model, cand: RemoteCandidate, settings: Settings, device, found: Findings,
                      source_code: str) -> None:
-    """List both models' kernels; flag a candidate that launched none of its own."""
+    """List both models' kernels (the candidate's as its runner's profiler saw them); flag a
+    candidate that launched none of its own."""
     inputs = make_inputs(problem, settings.seed, settings, device)
+    new_k = cand.kernels(inputs)
     with torch.no_grad():
-        new_k = _candidate(lambda: kernels.launched_kernels(lambda: new_model(*clone(inputs))))
         ref_k = kernels.launched_kernels(lambda: ref_model(*clone(inputs)))
     custom = kernels.custom_kernels(new_k, source_code)
     found.kernels = {"candidate": [[n, us] for n, us in new_k[:10]], "reference": [[n, us] for n, us in ref_k[:10]],
@@ -789,28 +816,6 @@ def _speed_of_light(settings: Settings, found: Findings) -> None:
                            "an algebraic rewrite, worth a look")
 
 
-def fingerprint(out: Any) -> Any:
-    """A cheap summary of an output, queued on the device; compare two with ``_values``."""
-    if isinstance(out, torch.Tensor):
-        return torch.sum(out.detach(), dtype=torch.float64) if out.is_floating_point() else torch.sum(out.detach())
-    if isinstance(out, (tuple, list)):
-        return [fingerprint(o) for o in out]
-    return out
-
-
-def _values(fp: Any) -> Any:
-    if isinstance(fp, torch.Tensor):
-        v = fp.item()
-        return "nan" if v != v else v
-    if isinstance(fp, list):
-        return [_values(f) for f in fp]
-    return fp
-
-
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
 def _guarded(who: str, fn: Callable[[], Any]) -> Any:
     """Run trusted problem code; its failure is the problem's fault, reported as a load error,
     and a reference that alone does not fit is the device's limit, never the candidate's."""
@@ -823,30 +828,6 @@ def _guarded(who: str, fn: Callable[[], Any]) -> Any:
                            f"{str(e).splitlines()[0][:200] if str(e) else ''}") from None
             raise Stop(Verdict.OOM, f"out of memory in the {who}: {str(e).splitlines()[0][:200]}") from None
         raise Stop(Verdict.LOAD_ERROR, f"{who} failed: {type(e).__name__}: {e}") from None
-
-
-def _candidate(fn: Callable[[], Any]) -> Any:
-    """Run candidate code, sorting its exceptions into verdict classes."""
-    try:
-        return fn()
-    except Stop:
-        raise
-    except Exception as e:
-        raise Stop(*classify_exception(e)) from None
-
-
-def classify_exception(e: BaseException) -> tuple[Verdict, str, str]:
-    text = f"{type(e).__name__}: {e}"
-    first = text.strip().splitlines()[0][:300]
-    log = "".join(traceback.format_exception(type(e), e, e.__traceback__))
-    if memory.is_oom(e):
-        return Verdict.OOM, first, log
-    dsl = languages.compile_error(e)
-    if dsl is not None:
-        return Verdict.COMPILE_ERROR, dsl, log
-    if "CUDA error" in text or "illegal memory access" in text or "device-side assert" in text:
-        return Verdict.CUDA_ERROR, first, log
-    return Verdict.RUNTIME_ERROR, first, log
 
 
 def _problem_key(path: Path) -> str:

@@ -8,8 +8,10 @@ The child runs in the bwrap sandbox (``sandbox``) unless the caller opts out.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -21,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from kbharness import confine, forkserver, sandbox
+from kbharness import confine, forkserver, sandbox, worker
 from kbharness.buildcache import WAIT_PHASE, entry_dir
 from kbharness.problems import problem_from_path
 from kbharness.results import EvalRecord, Verdict
@@ -55,6 +57,8 @@ def run_isolated(spec: EvalSpec, gpu: int | None = None, stop: threading.Event |
     if box:
         env = sandbox.environment(env, run_dir / "home")
     (run_dir / "spec.json").write_text(_visible_spec(spec, run_dir).to_json() if box else spec.to_json())
+    key = secrets.token_bytes(32)
+    (run_dir / worker.KEY_FILE).write_text(key.hex())
     log_path = run_dir / "log.txt"
     started = time.monotonic()
     proc = _start_worker(run_dir, log_path, env, box, spec)
@@ -66,16 +70,28 @@ def run_isolated(spec: EvalSpec, gpu: int | None = None, stop: threading.Event |
         raise
     result = run_dir / "result.json"
     log_text = log_path.read_text(errors="replace")
-    if timed_out_in is None and result.exists():
+    returncode = sandbox.exit_code(proc.returncode) if box and isinstance(proc, subprocess.Popen) else proc.returncode
+    if timed_out_in is None and result.exists() and not _signed(run_dir, key) and returncode == 0:
+        record = failure_record(spec, Verdict.INCORRECT, "record integrity: the result.json in the run folder was not "
+                                "written by the judge (no valid signature): the candidate forged its record",
+                                log_text, time.monotonic() - started)
+    elif timed_out_in is None and result.exists() and returncode == 0:
         record = EvalRecord.from_dict(json.loads(result.read_text()))
         if box:
             record = replace(record, problem_path=str(spec.problem_path), solution_path=str(spec.solution_path))
     else:
-        returncode = sandbox.exit_code(proc.returncode) if box and isinstance(proc, subprocess.Popen) else proc.returncode
         verdict, message = _classify_death(returncode, timed_out_in, log_text, spec, _last_phase(run_dir))
         record = failure_record(spec, verdict, message, log_text, time.monotonic() - started)
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
+
+
+def _signed(run_dir: Path, key: bytes) -> bool:
+    try:
+        text, signature = (run_dir / "result.json").read_bytes(), (run_dir / worker.SIGNATURE_FILE).read_text()
+    except OSError:
+        return False
+    return hmac.compare_digest(signature, worker.sign(key, text))
 
 
 def _visible_spec(spec: EvalSpec, run_dir: Path) -> EvalSpec:
@@ -98,23 +114,32 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandb
     ``KB_FORKSERVER=0`` or the server cannot start; else started from scratch. Sandboxed,
     the server runs in ``box``, a worker started from scratch in a sandbox of its own, which
     may write only its run folder and its candidate's cache entry."""
+    entry = _own_entry(spec) if box else ()
     if os.environ.get("KB_FORKSERVER", "1") != "0":
         server = forkserver.shared(child_env(), box)
         if server is not None:
-            if box:  # the server's sandbox is everyone's: the worker confines itself to its own folders
-                corner = {"writable": [os.path.realpath(p) for p in (run_dir, *_own_entry(spec))],
-                          "locked": [os.path.realpath(p) for p in box.writable]}
-                env = {**env, confine.ENV: json.dumps(corner)}
+            if box:  # the server's sandbox is everyone's: the runner keeps only its own folders writable
+                env = {**env, confine.ENV: _corner(entry, box.writable, box)}
             try:
                 return server.spawn(str(run_dir), str(log_path), env)
             except OSError:
                 pass
     argv = [sys.executable, "-m", "kbharness.worker", str(run_dir)]
     if box:
-        argv = replace(box, writable=(str(run_dir), *_own_entry(spec))).wrap(argv)
+        argv = replace(box, writable=(str(run_dir), *entry)).wrap(argv)
+        env = {**env, confine.ENV: _corner(entry, (str(run_dir),), box)}
     with open(log_path, "wb") as log:
         return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
+
+
+def _corner(entry: tuple[str, ...], writable: tuple[str, ...], box: sandbox.Sandbox) -> str:
+    """What the runner keeps writable (its cache entry; its scratch folder is added by the
+    judge) and every writable mount of the sandbox, which it makes read-only for itself: the
+    bound folders, and the tmpfs mounts (``/tmp``, the homes, ``/dev/shm``) that the judge and,
+    in the fork server's sandbox, every other evaluation share."""
+    locked = [os.path.realpath(p) for p in writable] + list(box.hidden) + ["/dev/shm"]
+    return json.dumps({"writable": [os.path.realpath(p) for p in entry], "locked": list(dict.fromkeys(locked))})
 
 
 def _own_entry(spec: EvalSpec) -> tuple[str, ...]:

@@ -109,7 +109,7 @@ def is_oom(e: BaseException) -> bool:
 class PeakMeter:
     """Each model's peak device memory: its parameters and buffers, the call's inputs, and the
     most the call allocated beyond what was live when it began. ``evaluation`` is the whole
-    evaluation's peak, the NaN scrub of free memory left out."""
+    process's peak."""
 
     def __init__(self, device: torch.device, limit: int | None = None):
         self.cuda = device.type == "cuda"
@@ -135,11 +135,6 @@ class PeakMeter:
     def _fold(self) -> None:
         self.evaluation = max(self.evaluation, torch.cuda.max_memory_allocated(self.device))
 
-    def forget_scrub(self) -> None:
-        """Called right after the scrub, whose allocation of all free memory is not the evaluation's."""
-        if self.cuda:
-            torch.cuda.reset_peak_memory_stats(self.device)
-
     def summary(self) -> dict[str, Any]:
         if not self.cuda:
             return {}
@@ -149,27 +144,3 @@ class PeakMeter:
         if self.limit is not None:
             out["limit"] = self.limit
         return out
-
-
-def scrub_free_memory(device: torch.device, limit: int | None = None) -> None:
-    """Overwrite memory the reference freed with NaN, so a candidate that returns an
-    uninitialized buffer cannot pass by finding the reference's answer in it."""
-    if device.type != "cuda":
-        return
-    torch.cuda.synchronize(device)
-    torch.cuda.empty_cache()
-    free, _ = torch.cuda.mem_get_info(device)
-    if limit is not None:
-        free = min(free, limit - torch.cuda.memory_reserved(device))
-    size = int(free * 0.9) // 4
-    while size > 2**20:
-        try:
-            poison = torch.empty(size, dtype=torch.float32, device=device)
-        except torch.cuda.OutOfMemoryError:
-            size //= 2
-            continue
-        poison.fill_(float("nan"))
-        del poison
-        break
-    torch.cuda.synchronize(device)
-    torch.cuda.empty_cache()

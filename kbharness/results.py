@@ -169,8 +169,11 @@ FLAG_STOCHASTIC = "stochastic reference"
 # Information only: the candidate beat the floor of the reference's own operators but not the output-write
 # bound (an algebraic rewrite that does less work, worth a look). Fails nothing.
 FLAG_LESS_WORK = "less work than the reference's operators"
+# Flag of a runner whose event times make the candidate faster than the judge's own clock over
+# back-to-back calls does: its record keeps no speedup.
+FLAG_TIMING_DISAGREES = "timing disagrees with the judge's clock"
 # Flags whose record's speedup cannot be trusted: such records are listed apart from leaderboards and fast_p.
-UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE)
+UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE, FLAG_TIMING_DISAGREES)
 
 
 def untrusted_reason(flags: tuple[str, ...] | list[str]) -> str:
@@ -219,6 +222,9 @@ class EvalRecord:
     judged_by: str = "reference"
     # Information that changes no verdict (a float64 run that could not be made, for instance).
     notes: tuple[str, ...] = ()
+    # The judge's own clock over back-to-back calls (evaluate._judge_clock): per-call ms of both
+    # models, and how far the runner's event speedup exceeds the clock's ("agreement", 1 = equal).
+    judge_clock: dict[str, Any] = field(default_factory=dict)
     timestamp_utc: str = ""
     schema_version: int = SCHEMA_VERSION
 

@@ -1,16 +1,26 @@
-"""The process candidate code runs in: forked from the fork server, which calls ``main``,
-or started as ``python -m kbharness.worker RUN_DIR``.
+"""The judge's process: forked from the fork server, which calls ``main``, or started as
+``python -m kbharness.worker RUN_DIR``.
 
-It reads ``spec.json``, writes its current phase to ``phase`` (so the parent can tell a
-compile that hangs from a kernel that hangs) and the record to ``result.json``, renamed
-into place so the parent never reads half a file.
+It forks its runner first (``runner_client.start``), while it holds nothing of the
+evaluation, then takes the key its parent left in the run folder (the runner never saw it)
+and evaluates through the runner. It writes its current phase to ``phase`` (so the parent
+can tell a compile that hangs from a kernel that hangs) and the record to ``result.json``
+with ``result.sig``, its HMAC under that key, each renamed into place: the parent believes a
+record only with a signature it can verify, so one a candidate wrote into the folder is
+recognised as forged. A runner that dies ends this process the same way, for the parent to
+classify as it classifies any worker's death.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import sys
 from pathlib import Path
+
+KEY_FILE = "key"
+SIGNATURE_FILE = "result.sig"
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -19,17 +29,30 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def sign(key: bytes, text: bytes) -> str:
+    return hmac.new(key, text, hashlib.sha256).hexdigest()
+
+
 def main(run_dir: str) -> int:
+    from kbharness import confine, runner_client
+
     root = Path(run_dir)
     _write_atomic(root / "phase", "start")
-    notes = _confined()
-    # Everything the checks and the timer use is bound here, before candidate code exists.
+    corner = os.environ.pop(confine.ENV, "")
+    runner = runner_client.start(root / "runner", json.loads(corner) if corner else None)
+    key = _take_key(root)
     from kbharness.evaluate import evaluate
     from kbharness.spec import EvalSpec
 
     spec = EvalSpec.from_json((root / "spec.json").read_text())
-    record = evaluate(spec, root, phase=lambda p: _write_atomic(root / "phase", p), notes=notes)
-    _write_atomic(root / "result.json", json.dumps(record.to_dict()))
+    try:
+        record = evaluate(spec, root, phase=lambda p: _write_atomic(root / "phase", p), runner=runner)
+    except runner_client.Gone as gone:
+        runner_client.end_as(gone.status)
+    runner.stop()
+    text = json.dumps(record.to_dict())
+    _write_atomic(root / SIGNATURE_FILE, sign(key, text.encode()))
+    _write_atomic(root / "result.json", text)
     sys.stdout.flush()
     sys.stderr.flush()
     # Skip interpreter teardown: a candidate's broken extension must not turn a finished
@@ -37,20 +60,14 @@ def main(run_dir: str) -> int:
     os._exit(0)
 
 
-def _confined() -> tuple[str, ...]:
-    """A worker forked in the fork server's sandbox is told (``confine.ENV``) what of it to
-    keep writable; a note when that could not be done."""
-    from kbharness import confine
-
-    asked = os.environ.pop(confine.ENV, "")
-    if not asked:
-        return ()
+def _take_key(root: Path) -> bytes:
+    path = root / KEY_FILE
     try:
-        confine.confine(**json.loads(asked))
-    except OSError as e:
-        return (f"not confined to its run folder and cache entry ({e}): it could write the fork server's "
-                "other run folders and cache entries",)
-    return ()
+        key = bytes.fromhex(path.read_text())
+    except (OSError, ValueError):
+        return b""
+    path.unlink(missing_ok=True)
+    return key
 
 
 if __name__ == "__main__":

@@ -346,9 +346,12 @@ def test_models_are_constructed_on_the_device_and_host_only_ones_on_the_host():
 
 
 def test_a_candidate_that_cannot_be_constructed_on_the_device_is_built_on_the_host_with_a_note():
-    from kbharness import evaluate as ev
-    found = ev.Findings()
-    ref = types.SimpleNamespace(settings=_settings(), device=torch.device("meta"), on_device=True, found=found)
-    assert ev._build_candidate(_PlainInit, [], ref).linear.weight.is_meta and not found.notes
-    model = ev._build_candidate(_HostOnlyInit, [], ref)
-    assert model.scale == 3.0 and "another generator" in found.notes[0]
+    from kbharness.candidate_runner import _Session
+
+    session = _Session(None, ())
+    session.settings, session.device = _settings(), torch.device("meta")
+    session.cls = _PlainInit
+    assert session.construct([], on_device=True) == {} and session.model.linear.weight.is_meta
+    session.cls = _HostOnlyInit
+    note = session.construct([], on_device=True)["note"]
+    assert session.model.scale == 3.0 and "another generator" in note

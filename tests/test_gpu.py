@@ -35,7 +35,7 @@ def test_work_hidden_on_a_side_stream_is_flagged(evaluate):
 
 
 def test_work_run_during_the_timers_lead_reads_poison(evaluate):
-    from kbharness.evaluate import _Staged
+    from kbharness.calls import Staged as _Staged
     from kbharness.timing import CudaTimer
 
     timer = CudaTimer(torch.device("cuda"))
@@ -130,6 +130,14 @@ def test_cheats_are_caught_on_the_gpu_too(evaluate, name, check):
     r = evaluate(CANDIDATES / name, device="cuda")
     assert r.verdict is Verdict.INCORRECT, r.message
     assert r.failed_checks()[0].name == check
+
+
+def test_timing_forged_in_the_runner_is_caught_by_the_judges_clock_on_the_gpu(evaluate):
+    r = evaluate(CANDIDATES / "forges_timing.py", device="cuda")
+    assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
+    assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags)
+    honest = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=BIG)
+    assert honest.speedup is not None and not honest.flags, honest.judge_clock
 
 
 def test_replay_by_pointer_is_caught_on_the_gpu(evaluate):

@@ -65,7 +65,7 @@ def test_a_staged_call_finds_its_inputs_poisoned_then_loaded_before_it_runs():
 
 
 def test_poison_is_wrong_for_every_dtype_and_load_restores_the_values():
-    from kbharness.evaluate import _Staged
+    from kbharness.calls import Staged as _Staged
 
     values = [torch.randn(8), torch.arange(8), torch.tensor([True, False]), 3]
     buffers = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]

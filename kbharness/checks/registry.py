@@ -47,13 +47,15 @@ def for_phase(phase: str) -> list[Check]:
 @dataclass(frozen=True)
 class TrialCall:
     """One checked call: ``expected_in`` is what its inputs must hold afterwards (the reference's
-    inputs after its own call, so an in-place reference is allowed)."""
+    inputs after its own call, so an in-place reference is allowed), ``new_in`` what the
+    candidate left in them; whether its output shares memory with an input or a parameter is
+    the runner's report (the judge holds only copies)."""
 
     seed: int
     expected_in: list
     new_in: list
-    out: Any
-    params: list
+    out_aliases_input: bool
+    out_aliases_param: bool
     ref_aliases_input: bool
 
 
@@ -67,6 +69,7 @@ class RepeatCall:
     atol: float
     rtol: float
     stochastic: bool
+    same_memory: bool = False
 
 
 @dataclass(frozen=True)

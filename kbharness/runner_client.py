@@ -1,0 +1,268 @@
+"""The judge's side of the runner: starting it, and asking it for calls.
+
+``start`` forks the runner at the top of the worker, while that process has no CUDA context
+and knows nothing of the evaluation: the runner's copy of its memory holds no reference
+output, seed or key. In a sandbox the runner then confines itself (``confine``): a user,
+mount and PID namespace of its own, where only its scratch folder and its candidate's cache
+entry are writable and the judge has no pid. The judge makes itself undumpable, so that
+its memory cannot be read through ``/proc`` or ptrace either.
+
+``Runner`` turns the judge's questions into requests. Inputs go out through shared buffers
+(``Exchange``), outputs come back into buffers the judge made to the reference output's
+shapes, and are cloned out before they are compared, so that nothing the runner does
+afterwards changes what was judged. Whatever the runner claims is data: a failure it reports
+can only be one of the failing verdicts, and a closed socket is ``Gone``.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from kbharness import sharedmem, wire
+from kbharness.checks.views import flat
+from kbharness.results import Verdict
+
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE = 1, 4
+# What a runner may say its candidate did wrong; anything else it claims is a runtime error.
+_FAILURES = {v.value: v for v in (Verdict.RUNTIME_ERROR, Verdict.OOM, Verdict.CUDA_ERROR, Verdict.COMPILE_ERROR,
+                                  Verdict.LOAD_ERROR)}
+
+
+class Gone(Exception):
+    """The runner died or closed its socket; ``status`` is its wait status."""
+
+    def __init__(self, status: int):
+        super().__init__(f"runner ended with status {status}")
+        self.status = status
+
+
+class Failed(Exception):
+    """The candidate failed in the runner: ``verdict`` (a failing one), message, log."""
+
+    def __init__(self, verdict: Verdict, message: str, log: str):
+        super().__init__(message)
+        self.verdict, self.message, self.log = verdict, message, log
+
+
+def start(scratch: Path, corner: dict | None) -> "Runner":
+    """Fork the runner now. ``corner`` (from the sandbox: ``writable``, ``locked``) confines
+    it; without one it runs as this process's plain child."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    ours, theirs = wire.pair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        _runner_process(theirs, scratch, corner)
+    theirs.close()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    return Runner(ours, pid)
+
+
+def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> None:
+    """Never returns. Confined: this process stays outside, as the PID namespace's parent
+    that passes on how the runner ended; its child is the namespace's init, whose own child
+    (pid 2, so that signals it sends itself are not ignored as an init's) serves."""
+    code = 1
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        notes: tuple[str, ...] = ()
+        if corner is not None:
+            from kbharness import confine
+
+            try:
+                confine.confine(writable=[str(scratch), *corner["writable"]], locked=corner["locked"])
+            except OSError as e:
+                notes = (f"runner not confined to its scratch folder and cache entry, and in the judge's PID "
+                         f"namespace ({e}): it could write other evaluations' files and signal the judge",)
+            else:
+                _pass_on(os.fork(), sock, libc)  # this process: parent of the namespace
+                _pass_on(os.fork(), sock, libc, init=True)  # the namespace's init
+                confine.enter_pid_namespace()
+        os.environ.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor")})
+        from kbharness import candidate_runner
+
+        candidate_runner.main(sock, notes)
+        code = 0
+    except BaseException:  # noqa: BLE001  (the runner's own failure: the judge reads the log)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _pass_on(child: int, sock: socket.socket, libc, init: bool = False) -> None:
+    """In the parent of a fork (``child`` > 0): wait for the child, reaping every orphan as an
+    init must, then end as it ended. Returns in the child."""
+    if child == 0:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        return
+    sock.close()
+    while True:
+        try:
+            pid, status = os.waitpid(-1 if init else child, 0)
+        except ChildProcessError:
+            os._exit(1)
+        if pid == child:
+            break
+    if os.WIFSIGNALED(status) and not init:
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+    # An init cannot die of a signal it sends itself: it tells its parent by exit code.
+    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+
+
+class Runner:
+    def __init__(self, sock: socket.socket, pid: int):
+        self.sock, self.pid = sock, pid
+        self.on_phase: Callable[[str], None] = lambda p: None
+        self._status: int | None = None
+
+    def request(self, op: str, attach: list = (), fds: list[int] = (), **fields) -> dict:
+        try:
+            wire.send_request(self.sock, {"op": op, "attach": list(attach), **fields}, list(fds))
+            while True:
+                reply = wire.receive_reply(self.sock)
+                if "phase" in reply:
+                    self.on_phase(str(reply["phase"]))
+                    continue
+                break
+        except (wire.Closed, OSError):
+            raise Gone(self.wait()) from None
+        except wire.BadMessage as e:
+            raise Failed(Verdict.RUNTIME_ERROR, f"the runner broke its protocol: {e}", "") from None
+        error = reply.get("error")
+        if isinstance(error, dict):
+            verdict = _FAILURES.get(error.get("verdict"), Verdict.RUNTIME_ERROR)
+            raise Failed(verdict, str(error.get("message", ""))[:2000], str(error.get("log", "")))
+        return reply
+
+    def wait(self) -> int:
+        if self._status is None:
+            self.sock.close()
+            _, status = os.waitpid(self.pid, 0)
+            self._status = status
+            if os.WIFEXITED(status) and os.WEXITSTATUS(status) > 128:  # an init's way of saying "signal"
+                self._status = os.WEXITSTATUS(status) - 128
+                self._status = -self._status
+        return self._status
+
+    def stop(self) -> None:
+        if self._status is None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.wait()
+
+
+def end_as(status: int) -> None:
+    """End this process as the runner ended (``Runner.wait``'s status: a wait status, or minus
+    the signal an init passed on), so the worker's parent classifies the death as before."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if status < 0:
+        sig = -status
+    elif os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+    else:
+        os._exit(os.WEXITSTATUS(status))
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)
+
+
+class Exchange:
+    """The judge's shared buffers, one per tensor position of each kind of call (``slot``):
+    made at first use, remade when a shape or dtype changes, announced to the runner with the
+    next request."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self._slots: dict[tuple, sharedmem.Buffer] = {}
+        self._next = 0
+        self._new: list[sharedmem.Buffer] = []
+
+    def _buffer(self, key: tuple, like: torch.Tensor) -> sharedmem.Buffer:
+        buf = self._slots.get(key)
+        if buf is None or tuple(buf.tensor.shape) != tuple(like.shape) or buf.tensor.dtype != like.dtype:
+            self._next += 1
+            buf = sharedmem.allocate(self._next, tuple(like.shape), like.dtype, self.device)
+            self._slots[key] = buf
+            self._new.append(buf)
+        return buf
+
+    def put(self, slot: str, values: list) -> tuple[list, list]:
+        """``values`` written into the slot's buffers: the references to send and the buffers (the
+        runner's view of them after a call is what the candidate left in its inputs)."""
+        refs, views = [], []
+        for i, v in enumerate(values):
+            if isinstance(v, torch.Tensor):
+                buf = self._buffer((slot, "in", i), v)
+                buf.tensor.copy_(v)
+                refs.append(("buf", buf.desc.id))
+                views.append(buf.tensor)
+            else:
+                refs.append(("val", v))
+                views.append(v)
+        return refs, views
+
+    def outputs(self, slot: str, like: Any) -> list:
+        """Buffer ids for the tensors of an output shaped like ``like`` (None for other items)."""
+        return [self._buffer((slot, "out", i), item).desc.id if isinstance(item, torch.Tensor) else None
+                for i, item in enumerate(flat(like))]
+
+    def poison_outputs(self, slot: str) -> None:
+        """Overwrite the slot's output buffers, so that a call that skips its copy is wrong."""
+        for (name, kind, _), buf in self._slots.items():
+            if name == slot and kind == "out":
+                t = buf.tensor
+                t.fill_(float("nan")) if t.is_floating_point() or t.is_complex() else t.bitwise_not_()
+
+    def announce(self) -> tuple[list, list[int]]:
+        """Buffers made since the last request, as the request's ``attach`` and descriptors."""
+        new, self._new = self._new, []
+        return [b.desc for b in new], [b.fd for b in new]
+
+    def read(self, slot: str, reply: dict, like: Any) -> Any:
+        """The candidate's output as the runner delivered it: views of the buffers its items were
+        copied into (valid until the slot's next call; whatever the runner writes there later can
+        only make them wrong), a stand-in with the reported shape and dtype for one that did not
+        fit (the comparison rejects it before reading values), or of the reported type."""
+        kind, items = reply.get("kind"), reply.get("items") or []
+        likes = flat(like)
+        values = [self._item(slot, i, item, likes[i] if i < len(likes) else None) for i, item in enumerate(items)]
+        if kind == "tuple":
+            return tuple(values)
+        if kind == "list":
+            return values
+        return values[0] if values else None
+
+    def _item(self, slot: str, i: int, item: dict, like: Any) -> Any:
+        if "value" in item:
+            return item["value"]
+        if not item.get("tensor"):
+            return _stand_in(str(item.get("type", "object")))
+        buf = self._slots.get((slot, "out", i))
+        if item.get("copied") and buf is not None:
+            return buf.tensor
+        dtype = sharedmem._DTYPES.get(str(item.get("dtype")), torch.uint8)
+        shape = [int(n) for n in item.get("shape", [])]
+        return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def _stand_in(name: str) -> Any:
+    """An object of a class named as the runner reported, for the comparison's message."""
+    safe = "".join(c for c in name if c.isalnum() or c == "_")[:60] or "object"
+    return type(safe, (), {})()

@@ -1,0 +1,51 @@
+"""The runner's side: what it reports of an output, and how it answers a failing candidate."""
+import torch
+import torch.nn as nn
+
+from kbharness import sharedmem
+from kbharness.candidate_runner import _Session
+
+
+class _Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return x * 2
+
+
+def _session(model=None) -> _Session:
+    session = _Session(None, ())
+    session.model = model or _Scale()
+    return session
+
+
+def test_an_output_is_copied_into_the_judges_buffer_where_its_shape_and_dtype_fit():
+    session = _session()
+    session.buffers[1] = sharedmem.allocate(1, (4,), torch.float32, torch.device("cpu"))
+    meta = session._deliver(torch.arange(4.0), [1], [])
+    assert meta["kind"] == "single" and meta["items"][0]["copied"]
+    assert torch.equal(session.buffers[1].tensor, torch.arange(4.0))
+    misfit = session._deliver(torch.arange(6.0), [1], [])["items"][0]
+    assert "copied" not in misfit and misfit["shape"] == [6] and misfit["dtype"] == "float32"
+
+
+def test_what_an_output_shares_memory_with_is_reported():
+    session = _session()
+    x = torch.ones(4)
+    view, param, fresh = (session._deliver(o, [None], [x])["items"][0] for o in (x[1:], session.model.w, x * 2))
+    assert view["aliases_input"] and not view["aliases_param"]
+    assert param["aliases_param"] and not param["aliases_input"]
+    assert not fresh["aliases_input"] and not fresh["aliases_param"]
+
+
+def test_a_tensor_subclass_and_a_python_value_are_reported_as_such():
+    session = _session()
+
+    class Sub(torch.Tensor):
+        pass
+
+    items = session._deliver((torch.ones(2).as_subclass(Sub), 3.5), [None, None], [])["items"]
+    assert items[0]["tensor"] is False and items[0]["type"] == "Sub"
+    assert items[1] == {"value": 3.5}
