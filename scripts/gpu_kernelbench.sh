@@ -6,7 +6,8 @@
 # CPU meanwhile (the load --build-jobs makes). KB_GPU_TESTS=1 runs the GPU tests first
 # (KB_GPU_TESTS_K="expr" only those pytest -k selects, without building the CUDA fixtures);
 # KB_SWEEP_PATHS sweeps part of the tree (.gpu/kb_refs/level2 .gpu/kb_refs/level3), KB_PROFILE="1/19_ReLU ..."
-# first profiles those problems' evaluations (scripts/profile_eval.py).
+# first profiles those problems' evaluations (scripts/profile_eval.py). KB_EXCHANGE=1 measures
+# the judge/runner boundary's cost (bench/exchange.py).
 #   KB_DEADLINE=560 KB_STORE=results/h200/kernelbench/refs.jsonl bash scripts/gpu_kernelbench.sh
 source scripts/gpu_common.sh kernelbench${KB_LOAD:+_loaded}
 TREE=${KB_TREE:-.kernelbench/KernelBench}
@@ -18,6 +19,10 @@ if [ "${KB_GPU_TESTS:-0}" = 1 ]; then
     [ -z "${KB_GPU_TESTS_K:-}" ] && $KB build --device cuda --jobs 15 tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1
     tail -3 "$LOG/build.log" 2>/dev/null
     timeout $(( $(left) - 60 )) python -m pytest -q -m gpu tests/test_gpu.py ${KB_GPU_TESTS_K:+-k "$KB_GPU_TESTS_K"} 2>&1 | tail -25 | tee "$LOG/gpu_tests.log"
+fi
+if [ "${KB_EXCHANGE:-0}" = 1 ]; then
+    section "what the judge/runner boundary costs a call"
+    python bench/exchange.py --device cuda --out "$LOG/exchange.md" 2>&1 | tail -12
 fi
 python scripts/kernelbench.py refs "$TREE" .gpu/kb_refs
 for p in ${KB_PROFILE:-}; do

@@ -103,6 +103,14 @@ def summary(store: Path, again: Path | None = None) -> int:
     if walls:
         lines += ["", f"Time per evaluation (worker wall clock): mean {statistics.fmean(walls):.2f} s, "
                       f"median {statistics.median(walls):.2f} s, total {sum(walls) / 60:.1f} min"]
+    clocks = [r["judge_clock"] for r in recs.values() if r.get("judge_clock", {}).get("agreement") is not None]
+    if clocks:
+        agree = sorted(c["agreement"] for c in clocks)
+        slower = sorted(c["new_over_events"] for c in clocks)
+        lines += ["", f"Judge's clock, {len(clocks)} problems with candidate calls long enough to decide: events' "
+                      f"speedup over the clock's min {agree[0]:.3f}, median {statistics.median(agree):.3f}, max "
+                      f"{agree[-1]:.3f}; clock's call over the events' min {slower[0]:.3f}, median "
+                      f"{statistics.median(slower):.3f}, max {slower[-1]:.3f}"]
     if again is not None:
         other = _records(again)
         both = sorted(set(recs) & set(other), key=_key)
@@ -111,6 +119,10 @@ def summary(store: Path, again: Path | None = None) -> int:
                   f"{len(changed)}", ""]
         lines += [f"- {p}: {_status(recs[p])} -> {_status(other[p])}: {other[p].get('message', '')[:200]}"
                   for p in changed]
+        paired = [(recs[p]["wall_s"], other[p]["wall_s"]) for p in both if recs[p].get("wall_s") and other[p].get("wall_s")]
+        if paired:
+            lines += ["", f"Time per evaluation on the {len(paired)} problems in both: mean {statistics.fmean(a for a, _ in paired):.2f} s "
+                          f"here against {statistics.fmean(b for _, b in paired):.2f} s there"]
     print("\n".join(lines))
     return 0
 
