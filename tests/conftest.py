@@ -39,6 +39,18 @@ def evaluate(build_cache):
     return run
 
 
+def evaluate_here(spec: EvalSpec, run_dir: Path):
+    """``evaluate`` in this process with a runner forked from it: what a test patched here
+    (a language registry, a fake timer) holds on both sides of the boundary."""
+    from kbharness import evaluate, runner_client
+
+    runner = runner_client.start(run_dir / "runner", None)
+    try:
+        return evaluate.evaluate(spec, run_dir, runner=runner)
+    finally:
+        runner.stop()
+
+
 def reference_as_candidate(problem: Path, tmp_path: Path) -> Path:
     """The problem's own source with ``ModelNew = Model``: a reference judged against itself,
     as KernelBench's references are in scripts/kernelbench.py."""

@@ -5,9 +5,9 @@ import dataclasses
 
 import pytest
 
-from conftest import CANDIDATES, FAST, TINY_PROBLEM
+from conftest import CANDIDATES, FAST, TINY_PROBLEM, evaluate_here
 from kbharness import languages
-from kbharness.evaluate import classify_exception, evaluate
+from kbharness.evaluate import classify_exception
 from kbharness.kernels import custom_kernels
 from kbharness.results import Verdict
 from kbharness.spec import EvalSpec, Settings
@@ -92,7 +92,7 @@ def test_triton_kernels_count_as_the_candidates_own():
 
 def _in_process(solution, tmp_path, **kw):
     spec = EvalSpec(TINY_PROBLEM, solution, Settings(device="cpu", **FAST), tmp_path / "cache", **kw)
-    return evaluate(spec, tmp_path)
+    return evaluate_here(spec, tmp_path)
 
 
 def test_a_gpu_language_on_the_cpu_needs_cuda(tmp_path):

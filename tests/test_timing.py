@@ -127,15 +127,15 @@ def test_an_evaluation_and_a_baseline_take_their_times_from_the_timer_protocol(t
     both go through ``timing.Timer`` and nothing else measures."""
     import pytest
 
-    from conftest import CANDIDATES, FAST, TINY_PROBLEM
-    from kbharness import baseline, evaluate, timing
+    from conftest import CANDIDATES, FAST, TINY_PROBLEM, evaluate_here
+    from kbharness import baseline, timing
     from kbharness.results import Verdict
     from kbharness.spec import EvalSpec, Settings
 
     fake = timing.FakeTimer({"candidate": [1.0, 1.2], "reference": [2.5, 3.0]})
-    monkeypatch.setattr(evaluate, "_TIMERS", {"cpu": lambda device: fake})
+    monkeypatch.setitem(timing.TIMERS, "cpu", lambda device: fake)
     settings = Settings(device="cpu", **FAST)
-    r = evaluate.evaluate(EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", settings, tmp_path / "cache"), tmp_path)
+    r = evaluate_here(EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", settings, tmp_path / "cache"), tmp_path)
     assert r.verdict is Verdict.CORRECT, r.message
     assert set(r.new_timing.times_ms) == {1.0, 1.2} and set(r.ref_timing.times_ms) == {2.5, 3.0}
     assert r.speedup == pytest.approx(r.ref_timing.median_ms / r.new_timing.median_ms)
