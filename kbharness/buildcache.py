@@ -41,9 +41,10 @@ def entry_dir(cache_dir: Path, code: str, device: str) -> Path:
     return Path(cache_dir) / "extensions" / build_key(code, device)
 
 
-def prepare_build_env(cache_dir: Path, code: str, device: str) -> Path:
-    """Point torch's extension builder at this candidate's cache directory; return it."""
-    directory = entry_dir(cache_dir, code, device)
+def prepare_build_env(cache_dir: Path, code: str, device: str, entry: Path | None = None) -> Path:
+    """Point torch's extension builder at this candidate's cache directory (``entry`` where
+    the sandbox already made it the one writable), and return it."""
+    directory = entry if entry is not None else entry_dir(cache_dir, code, device)
     directory.mkdir(parents=True, exist_ok=True)
     os.environ["TORCH_EXTENSIONS_DIR"] = str(directory)
     # Triton's compiled kernels (and autotuning results) go into the same entry.

@@ -43,8 +43,11 @@ class RemoteCandidate:
         attach, fds = self.exchange.announce()
         return self.runner.request(op, attach=attach, fds=fds, **fields)
 
-    def start(self, spec_json: str, scratch: str) -> list[str]:
-        return [str(n) for n in self._ask("start", spec=spec_json, scratch=scratch).get("notes", [])]
+    def start(self, spec_json: str, scratch: str) -> tuple[list[str], bool]:
+        """The runner's notes, and whether it sees the GPU (asked before it holds any candidate
+        code, so its answer is the machine's, not the candidate's)."""
+        reply = self._ask("start", spec=spec_json, scratch=scratch)
+        return [str(n) for n in reply.get("notes", [])], not reply.get("no_gpu")
 
     def load(self) -> None:
         self._ask("load")

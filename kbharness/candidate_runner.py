@@ -35,9 +35,9 @@ class _Failed(Exception):
         self.verdict, self.message, self.log = verdict, message, log
 
 
-def serve(sock, notes: tuple[str, ...] = ()) -> None:
+def serve(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
     """Answer requests until the judge says ``bye`` or goes away."""
-    session = _Session(sock, notes)
+    session = _Session(sock, notes, entry)
     while True:
         try:
             message, fds = wire.receive_request(sock)
@@ -70,8 +70,8 @@ def _candidate(fn):
 
 
 class _Session:
-    def __init__(self, sock, notes: tuple[str, ...]):
-        self.sock, self.notes = sock, list(notes)
+    def __init__(self, sock, notes: tuple[str, ...], entry: str | None = None):
+        self.sock, self.notes, self.entry = sock, list(notes), entry
         self.buffers: dict[int, sharedmem.Buffer] = {}
         self.model = self.cls = self.previous = self.graph = self.timer = None
         self.device = torch.device("cpu")
@@ -87,6 +87,8 @@ class _Session:
         self.spec = EvalSpec.from_json(spec)
         self.settings = self.spec.settings
         self.device = torch.device(self.settings.device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            return {"notes": self.notes, "no_gpu": True}
         self.scratch = Path(scratch)
         limit = memory.apply_limit(self.device, self.settings.memory_limit_gib)
         self.meter = memory.PeakMeter(self.device, limit)
@@ -95,7 +97,8 @@ class _Session:
 
     def load(self) -> dict:
         source = read_solution(self.spec.solution_path)
-        prepare_build_env(self.spec.cache_dir, source.code, self.settings.device)
+        prepare_build_env(self.spec.cache_dir, source.code, self.settings.device,
+                          Path(self.entry) if self.entry else None)
         t0 = time.perf_counter()
         self.cls = load_model_new(source, self.scratch, phase=self._phase)
         return {"build_s": time.perf_counter() - t0}
@@ -254,9 +257,9 @@ def _values(fp: Any) -> Any:
     return fp
 
 
-def main(sock, notes: tuple[str, ...] = ()) -> None:
+def main(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
     """The runner process's body, after the fork: close every descriptor it inherited but its
     socket and the log, then serve."""
     os.closerange(3, sock.fileno())
     os.closerange(sock.fileno() + 1, os.sysconf("SC_OPEN_MAX"))
-    serve(sock, notes)
+    serve(sock, notes, entry)

@@ -8,8 +8,16 @@ of its own: its scratch folder and its candidate's cache entry are bound onto th
 inside the PID namespace it drops every capability, so that neither it nor the candidate can
 remount them (mounts copied into a namespace a candidate could make are locked read-only by
 the kernel). In the PID namespace the judge, the fork server and other evaluations have no
-pid the candidate could signal or trace. Linux only; where nested user namespaces are
-refused the caller says why in the record.
+pid the candidate could signal or trace.
+
+CUDA refuses to start in a nested PID namespace (``cuInit`` fails with
+CUDA_ERROR_OPERATING_SYSTEM: the sandbox's ``/proc`` cannot be remounted for it, since
+bubblewrap covers parts of it), so a runner on the GPU stays in the judge's: there a
+seccomp filter (``forbid_signals``) refuses every signal to a process older than the
+runner (the judge, the fork server) and every other way to name one (``pidfd_send_signal``,
+a descriptor's owner for ``SIGIO``), and the judge, not dumpable, cannot be traced or read
+through ``/proc`` by a process without capabilities in its user namespace. Linux only;
+where nested user namespaces are refused the caller says why in the record.
 """
 from __future__ import annotations
 
@@ -32,12 +40,13 @@ class ConfineError(OSError):
     pass
 
 
-def confine(writable: list[str], locked: list[str]) -> None:
+def confine(writable: list[str], locked: list[str], pid_namespace: bool = True) -> None:
     """Leave of ``locked`` (mounts this process can write) only ``writable`` (folders under
-    them) writable, in namespaces of its own; the children it forks next are in a PID
-    namespace of their own. The first child must call ``drop_capabilities``."""
+    them) writable, in namespaces of its own; with ``pid_namespace`` the children it forks
+    next are in a PID namespace of their own, and the first must call
+    ``enter_pid_namespace``; without, this process calls ``drop_capabilities``."""
     libc = ctypes.CDLL(None, use_errno=True)
-    _own_user_namespace(libc, _CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWPID)
+    _own_user_namespace(libc, _CLONE_NEWUSER | _CLONE_NEWNS | (_CLONE_NEWPID if pid_namespace else 0))
     for path in writable:
         _mount(libc, path, path, _MS_BIND, f"binding {path}")
     for path in locked:
@@ -95,3 +104,88 @@ def _mount(libc, source: str | None, target: str, flags: int, what: str) -> None
     src = source.encode() if source is not None else None
     if libc.mount(src, target.encode(), None, flags, None) != 0:
         raise ConfineError(ctypes.get_errno(), f"{what}: {os.strerror(ctypes.get_errno())}")
+
+
+# x86-64 system call numbers, and what the filter compares their arguments with.
+_AUDIT_ARCH_X86_64 = 0xC000003E
+_X32_BIT = 0x40000000
+_PID_FIRST = {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+              "pidfd_open": 434}
+_PIDFD_SEND_SIGNAL = 424
+_OWNER_SETTERS = {72: (8, 15), 16: (0x8901, 0x8902)}  # fcntl F_SETOWN(_EX), ioctl FIOSETOWN/SIOCSPGRP
+_PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+_RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+
+
+class _Filter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+
+class _Program(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Filter))]
+
+
+def signal_filter(own: int) -> list[tuple[int, int, int, int]]:
+    """The classic-BPF program ``forbid_signals`` loads, as (code, jt, jf, k): a signal (or a
+    pidfd) may name process group 0 (its own session's, see ``forbid_signals``), ``-own``,
+    or a pid from ``own`` up (this process and the ones it forks); any other pid, a pidfd's
+    signal and a descriptor's new owner are refused with EPERM. Other architectures' calls
+    (x32, i386) are refused outright."""
+    nr, arg0, arg1 = 0, 16, 24  # offsets in struct seccomp_data (little-endian low words)
+    deny, allow = ("ret", _RET_EPERM), ("ret", _RET_ALLOW)
+    body: list = [("ld", 4), ("jne", _AUDIT_ARCH_X86_64, "deny"), ("ld", nr), ("jge", _X32_BIT, "deny")]
+    for number in _PID_FIRST.values():
+        body.append(("jeq", number, "pid"))
+    body.append(("jeq", _PIDFD_SEND_SIGNAL, "deny"))
+    for number in _OWNER_SETTERS:
+        body.append(("jeq", number, f"owner{number}"))
+    body.append(allow)
+    body += [("label", "pid"), ("ld", arg0), ("jeq", 0, "allow"), ("jeq", (1 << 32) - own, "allow"),
+             ("jge", 1 << 31, "deny"), ("jge", own, "allow"), deny]
+    for number, commands in _OWNER_SETTERS.items():
+        body += [("label", f"owner{number}"), ("ld", arg1), *[("jeq", c, "deny") for c in commands], allow]
+    body += [("label", "deny"), deny, ("label", "allow"), allow]
+    return _assemble(body)
+
+
+def _assemble(body: list) -> list[tuple[int, int, int, int]]:
+    """Resolve the labels: a jump is taken to its label, and falls through otherwise (``jne``
+    is a ``jeq`` with its branches swapped)."""
+    labels, position = {}, 0
+    for op in body:
+        if op[0] == "label":
+            labels[op[1]] = position
+        else:
+            position += 1
+    program, position = [], 0
+    for op in body:
+        kind = op[0]
+        if kind == "label":
+            continue
+        if kind == "ld":
+            program.append((_LD_W_ABS, 0, 0, op[1]))
+        elif kind == "ret":
+            program.append((_RET_K, 0, 0, op[1]))
+        else:
+            offset = labels[op[2]] - position - 1
+            code = _JGE_K if kind == "jge" else _JEQ_K
+            program.append((code, 0, offset, op[1]) if kind == "jne" else (code, offset, 0, op[1]))
+        position += 1
+    return program
+
+
+def forbid_signals(libc=None) -> None:
+    """Load ``signal_filter`` for this process and all it forks, after leaving the judge's
+    session so that process group 0 is its own. Without the filter (another architecture,
+    or a kernel that refuses it) ``ConfineError``."""
+    libc = libc or ctypes.CDLL(None, use_errno=True)
+    if os.uname().machine != "x86_64":
+        raise ConfineError(0, f"no signal filter for {os.uname().machine}")
+    os.setsid()
+    program = signal_filter(os.getpid())
+    filters = (_Filter * len(program))(*[_Filter(*op) for op in program])
+    prog = _Program(len(program), filters)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+            libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise ConfineError(ctypes.get_errno(), f"a seccomp filter: {os.strerror(ctypes.get_errno())}")

@@ -212,7 +212,11 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
         raise RuntimeError("an evaluation that loads its candidate needs a runner")
     cand = RemoteCandidate(runner, device)
     runner.on_phase = phase
-    found.notes.extend(cand.start(spec.to_json(), str(run_dir / "runner")))
+    notes, sees_gpu = cand.start(spec.to_json(), str(run_dir / "runner"))
+    found.notes.extend(notes)
+    if device.type == "cuda" and not sees_gpu:
+        raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; the runner's sandbox hides the GPU on this machine "
+                                       "(a limit of the harness here: --no-sandbox runs it)")
     phase("reference")
     limit = memory.apply_limit(device, settings.memory_limit_gib)
     found.meter = memory.PeakMeter(device, limit)

@@ -119,7 +119,7 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandb
         server = forkserver.shared(child_env(), box)
         if server is not None:
             if box:  # the server's sandbox is everyone's: the runner keeps only its own folders writable
-                env = {**env, confine.ENV: _corner(entry, box.writable, box)}
+                env = {**env, confine.ENV: _corner(entry, box.writable, box, spec)}
             try:
                 return server.spawn(str(run_dir), str(log_path), env)
             except OSError:
@@ -127,19 +127,25 @@ def _start_worker(run_dir: Path, log_path: Path, env: dict[str, str], box: sandb
     argv = [sys.executable, "-m", "kbharness.worker", str(run_dir)]
     if box:
         argv = replace(box, writable=(str(run_dir), *entry)).wrap(argv)
-        env = {**env, confine.ENV: _corner(entry, (str(run_dir),), box)}
+        env = {**env, confine.ENV: _corner(entry, (str(run_dir),), box, spec)}
     with open(log_path, "wb") as log:
         return subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
 
 
-def _corner(entry: tuple[str, ...], writable: tuple[str, ...], box: sandbox.Sandbox) -> str:
+def _corner(entry: tuple[str, ...], writable: tuple[str, ...], box: sandbox.Sandbox, spec: EvalSpec) -> str:
     """What the runner keeps writable (its cache entry; its scratch folder is added by the
     judge) and every writable mount of the sandbox, which it makes read-only for itself: the
     bound folders, and the tmpfs mounts (``/tmp``, the homes, ``/dev/shm``) that the judge and,
-    in the fork server's sandbox, every other evaluation share."""
+    in the fork server's sandbox, every other evaluation share; and whether it has a PID
+    namespace of its own (not on the GPU, where CUDA refuses one: see ``confine``)."""
     locked = [os.path.realpath(p) for p in writable] + list(box.hidden) + ["/dev/shm"]
-    return json.dumps({"writable": [os.path.realpath(p) for p in entry], "locked": list(dict.fromkeys(locked))})
+    return json.dumps({"writable": [os.path.realpath(p) for p in entry], "locked": list(dict.fromkeys(locked)),
+                       "pid_namespace": _runner_pid_namespace(spec)})
+
+
+def _runner_pid_namespace(spec: EvalSpec) -> bool:
+    return not spec.settings.device.startswith("cuda")
 
 
 def _own_entry(spec: EvalSpec) -> tuple[str, ...]:

@@ -74,23 +74,35 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # neither the candidate nor another runner reads this one
         notes: tuple[str, ...] = ()
         if corner is not None:
             from kbharness import confine
 
+            pid_namespace = corner.get("pid_namespace", True)
             try:
-                confine.confine(writable=[str(scratch), *corner["writable"]], locked=corner["locked"])
+                confine.confine(writable=[str(scratch), *corner["writable"]], locked=corner["locked"],
+                                pid_namespace=pid_namespace)
             except OSError as e:
                 notes = (f"runner not confined to its scratch folder and cache entry, and in the judge's PID "
                          f"namespace ({e}): it could write other evaluations' files and signal the judge",)
             else:
-                _pass_on(os.fork(), sock, libc)  # this process: parent of the namespace
-                _pass_on(os.fork(), sock, libc, init=True)  # the namespace's init
-                confine.enter_pid_namespace()
+                if pid_namespace:
+                    _pass_on(os.fork(), sock, libc)  # this process: parent of the namespace
+                    _pass_on(os.fork(), sock, libc, init=True)  # the namespace's init
+                    confine.enter_pid_namespace()
+                else:
+                    confine.drop_capabilities(libc)
+            try:
+                confine.forbid_signals(libc)
+            except OSError as e:
+                notes += (f"runner's signals not filtered ({e})" + ("" if pid_namespace else ": it could signal the judge"),)
         os.environ.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor")})
         from kbharness import candidate_runner
 
-        candidate_runner.main(sock, notes)
+        # Confined, the runner builds into the one entry the sandbox left it writable.
+        entry = corner["writable"][0] if corner and corner["writable"] else None
+        candidate_runner.main(sock, notes, entry)
         code = 0
     except BaseException:  # noqa: BLE001  (the runner's own failure: the judge reads the log)
         import traceback

@@ -145,6 +145,19 @@ def test_a_candidate_forging_its_times_through_the_harness_timer_is_caught(evalu
     assert "kbharness.timing.CpuTimer.time was replaced" in r.message and r.speedup is None
 
 
+def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate):
+    """The runner's timers and its own guard silenced from inside: its times say 20x faster,
+    the judge's clock over back-to-back calls says otherwise, and the record keeps no speedup.
+    A slow honest candidate is timed the same way and not flagged."""
+    r = evaluate("forges_timing.py")
+    assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
+    assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags), r.flags
+    assert r.judge_clock["new_over_events"] > 10
+    honest = evaluate("slow.py")
+    assert honest.speedup is not None, honest.judge_clock
+    assert not [f for f in honest.flags if f.startswith("timing disagrees")], honest.flags
+
+
 def test_precision_tier_shows_a_silent_drop_to_half(evaluate):
     assert evaluate("correct.py").precision_tier == "bitwise"
     strict = evaluate("half_precision.py")

@@ -259,3 +259,28 @@ def test_broken_triton_kernel_is_a_compile_error_with_tritons_reason(evaluate):
     r = evaluate(GPU / "triton_broken.py", device="cuda")
     assert r.verdict is Verdict.COMPILE_ERROR, r.message
     assert r.message.startswith("Triton CompilationError at ") and "undefined_shift" in r.message
+
+
+def test_a_cuda_buffer_is_one_device_allocation_seen_by_another_process():
+    """The judge's buffer, exported by descriptor, is mapped by a second process (as the
+    runner maps it) and what that process writes is what the judge reads, on the device."""
+    import pickle
+    import subprocess
+    import sys
+
+    from kbharness import sharedmem
+
+    device = torch.device("cuda")
+    buf = sharedmem.allocate(1, (3, 5), torch.float32, device)
+    buf.tensor.zero_()
+    torch.cuda.synchronize()
+    child = ("import pickle, sys, torch\nfrom kbharness import sharedmem\n"
+             "desc = pickle.loads(bytes.fromhex(sys.argv[1]))\n"
+             "seen = sharedmem.attach(desc, int(sys.argv[2]), torch.device('cuda'))\n"
+             "assert seen.tensor.device.type == 'cuda' and seen.tensor.shape == (3, 5)\n"
+             "seen.tensor.copy_(torch.arange(15.0, device='cuda').view(3, 5)); torch.cuda.synchronize()\n")
+    done = subprocess.run([sys.executable, "-c", child, pickle.dumps(buf.desc).hex(), str(buf.fd)],
+                          pass_fds=(buf.fd,), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert buf.tensor.device.type == "cuda"
+    assert torch.equal(buf.tensor, torch.arange(15.0, device=device).view(3, 5))

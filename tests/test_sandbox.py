@@ -140,3 +140,27 @@ def test_a_worker_forked_from_the_shared_sandbox_writes_only_its_own_folders(eva
     monkeypatch.setenv("KB_TEST_CACHE_TARGET", str(own))
     assert evaluate("escape_cache.py").verdict is Verdict.INCORRECT  # its own entry stays writable
     (own / "planted").unlink()
+
+
+@pytest.mark.parametrize("pid_namespace", [True, False], ids=["own-pid-namespace", "signal-filter-as-on-the-gpu"])
+def test_the_runner_can_neither_stop_nor_read_its_judge(evaluate, monkeypatch, pid_namespace):
+    """In a PID namespace of its own (on the CPU) the judge has no pid the candidate could
+    name; in the judge's (on the GPU, where CUDA refuses a nested one) the signal filter
+    refuses the kill, and the judge, not dumpable, cannot be read through /proc."""
+    from kbharness import isolate
+
+    monkeypatch.setattr(isolate, "_runner_pid_namespace", lambda spec: pid_namespace)
+    for route in ("escape_judge.py", "escape_judge_memory.py"):
+        r = evaluate(route)
+        assert r.verdict is Verdict.CORRECT, (route, r.message)
+        assert not [n for n in r.notes if "not filtered" in n or "not confined" in n], r.notes
+
+
+def test_a_record_forged_in_the_run_folder_is_never_believed(evaluate, tmp_path, monkeypatch):
+    """Sandboxed, the runner cannot write the run folder at all; without the sandbox it can,
+    and the record it leaves, unsigned, is recognised as forged."""
+    monkeypatch.chdir(tmp_path)
+    boxed = evaluate("forges_record.py")
+    assert boxed.verdict is Verdict.CRASH, boxed.message
+    bare = evaluate("forges_record.py", sandboxed=False)
+    assert bare.verdict is Verdict.INCORRECT and "record integrity" in bare.message, bare.message
