@@ -57,7 +57,18 @@ def serve(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
         except Exception as e:  # noqa: BLE001  (candidate code, or what it broke)
             verdict, text, log = classify_exception(e)
             reply = {"error": {"verdict": verdict.value, "message": text, "log": log[-_LOG_CHARS:]}}
+        _finish(session.device)
         wire.send_reply(sock, reply)
+
+
+def _finish(device: torch.device) -> None:
+    """Whatever this process wrote into the judge's buffers is there before the reply goes (a
+    broken context is the next request's to report)."""
+    if device.type == "cuda":
+        try:
+            torch.cuda.synchronize(device)
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _candidate(fn):

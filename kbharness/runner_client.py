@@ -20,6 +20,7 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -98,6 +99,7 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
             except OSError as e:
                 notes += (f"runner's signals not filtered ({e})" + ("" if pid_namespace else ": it could signal the judge"),)
         os.environ.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor")})
+        tempfile.tempdir = str(scratch)  # the judge's, inherited, is read-only here
         from kbharness import candidate_runner
 
         # Confined, the runner builds into the one entry the sandbox left it writable.
@@ -196,9 +198,13 @@ def end_as(status: int) -> None:
 
 
 class Exchange:
-    """The judge's shared buffers, one per tensor position of each kind of call (``slot``):
-    made at first use, remade when a shape or dtype changes, announced to the runner with the
-    next request."""
+    """The judge's shared buffers, one per tensor position of each lane: every single call
+    (``slot`` "check", "time", ...) is consumed before the next and shares lane 0, and call
+    ``k`` of a batch ("batch{k}") has lane ``k``, so that a problem's inputs and outputs are
+    held once per batched call, never once per kind of call. Made at first use, remade when a
+    shape or dtype changes, announced to the runner with the next request. The judge's writes
+    are finished before a request goes (the runner's process cannot order itself after this
+    one's stream)."""
 
     def __init__(self, device: torch.device):
         self.device = device
@@ -207,6 +213,7 @@ class Exchange:
         self._new: list[sharedmem.Buffer] = []
 
     def _buffer(self, key: tuple, like: torch.Tensor) -> sharedmem.Buffer:
+        key = (_lane(key[0]), *key[1:])
         buf = self._slots.get(key)
         if buf is None or tuple(buf.tensor.shape) != tuple(like.shape) or buf.tensor.dtype != like.dtype:
             self._next += 1
@@ -228,7 +235,12 @@ class Exchange:
             else:
                 refs.append(("val", v))
                 views.append(v)
+        self._finish()
         return refs, views
+
+    def _finish(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
 
     def outputs(self, slot: str, like: Any) -> list:
         """Buffer ids for the tensors of an output shaped like ``like`` (None for other items)."""
@@ -237,10 +249,11 @@ class Exchange:
 
     def poison_outputs(self, slot: str) -> None:
         """Overwrite the slot's output buffers, so that a call that skips its copy is wrong."""
-        for (name, kind, _), buf in self._slots.items():
-            if name == slot and kind == "out":
+        for (lane, kind, _), buf in self._slots.items():
+            if lane == _lane(slot) and kind == "out":
                 t = buf.tensor
                 t.fill_(float("nan")) if t.is_floating_point() or t.is_complex() else t.bitwise_not_()
+        self._finish()
 
     def announce(self) -> tuple[list, list[int]]:
         """Buffers made since the last request, as the request's ``attach`` and descriptors."""
@@ -266,12 +279,16 @@ class Exchange:
             return item["value"]
         if not item.get("tensor"):
             return _stand_in(str(item.get("type", "object")))
-        buf = self._slots.get((slot, "out", i))
+        buf = self._slots.get((_lane(slot), "out", i))
         if item.get("copied") and buf is not None:
             return buf.tensor
         dtype = sharedmem._DTYPES.get(str(item.get("dtype")), torch.uint8)
         shape = [int(n) for n in item.get("shape", [])]
         return torch.empty(shape, dtype=dtype, device="meta")
+
+
+def _lane(slot: str) -> int:
+    return int(slot[5:]) if slot.startswith("batch") else 0
 
 
 def _stand_in(name: str) -> Any:

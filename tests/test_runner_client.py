@@ -76,3 +76,13 @@ def test_descriptors_travel_with_a_request():
     seen = sharedmem.attach(message["attach"][0], fds[0], torch.device("cpu"))
     buf.tensor.copy_(torch.arange(4))
     assert seen.tensor.tolist() == [0, 1, 2, 3]
+
+
+def test_single_calls_share_one_lane_of_buffers_and_each_batched_call_has_its_own():
+    """A problem's inputs are held once per batched call, not once per kind of call."""
+    exchange = runner_client.Exchange(torch.device("cpu"))
+    x = torch.ones(4)
+    for slot in ("check", "repeat", "time", "warm", "batch0", "batch1"):
+        exchange.put(slot, [x])
+    descriptors, fds = exchange.announce()
+    assert len(descriptors) == len(fds) == 2
