@@ -37,7 +37,14 @@ class TimedCall:
 class RemoteCandidate:
     def __init__(self, runner: Runner, device: torch.device):
         self.runner, self.device = runner, device
-        self.exchange = Exchange(device)
+        self.exchange = Exchange(device, self._release)
+
+    def _release(self) -> None:
+        """Both processes' cached device memory back to the driver: what the judge's next
+        shared buffer needs may sit in either caching allocator."""
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        self.runner.request("release")
 
     def _ask(self, op: str, **fields) -> dict:
         attach, fds = self.exchange.announce()

@@ -205,6 +205,16 @@ class _Session:
     def ping(self) -> dict:
         return {}
 
+    def release(self) -> dict:
+        """Give the device memory this process caches but does not use back to the driver, for
+        the judge's next shared buffer."""
+        import gc
+
+        gc.collect()
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        return {}
+
     def kernels(self, inputs: list) -> dict:
         args = self._args(inputs)
         with torch.no_grad():

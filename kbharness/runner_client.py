@@ -204,10 +204,11 @@ class Exchange:
     held once per batched call, never once per kind of call. Made at first use, remade when a
     shape or dtype changes, announced to the runner with the next request. The judge's writes
     are finished before a request goes (the runner's process cannot order itself after this
-    one's stream)."""
+    one's stream). A device buffer that does not fit is tried once more after ``release`` has
+    given both processes' cached memory back to the driver."""
 
-    def __init__(self, device: torch.device):
-        self.device = device
+    def __init__(self, device: torch.device, release: Callable[[], None] = lambda: None):
+        self.device, self._release = device, release
         self._slots: dict[tuple, sharedmem.Buffer] = {}
         self._next = 0
         self._new: list[sharedmem.Buffer] = []
@@ -217,7 +218,13 @@ class Exchange:
         buf = self._slots.get(key)
         if buf is None or tuple(buf.tensor.shape) != tuple(like.shape) or buf.tensor.dtype != like.dtype:
             self._next += 1
-            buf = sharedmem.allocate(self._next, tuple(like.shape), like.dtype, self.device)
+            try:
+                buf = sharedmem.allocate(self._next, tuple(like.shape), like.dtype, self.device)
+            except sharedmem.SharedMemoryError as e:
+                if e.errno != sharedmem.OUT_OF_MEMORY:
+                    raise
+                self._release()
+                buf = sharedmem.allocate(self._next, tuple(like.shape), like.dtype, self.device)
             self._slots[key] = buf
             self._new.append(buf)
         return buf

@@ -22,6 +22,9 @@ _DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float8_e4m3fn, torch.float8_e5m2)}
 
 
+OUT_OF_MEMORY = 2  # CUDA_ERROR_OUT_OF_MEMORY, as SharedMemoryError's errno
+
+
 class SharedMemoryError(OSError):
     """A buffer could not be made or mapped (the message says which call refused)."""
 

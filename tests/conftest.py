@@ -42,13 +42,20 @@ def evaluate(build_cache):
 def evaluate_here(spec: EvalSpec, run_dir: Path):
     """``evaluate`` in this process with a runner forked from it: what a test patched here
     (a language registry, a fake timer) holds on both sides of the boundary."""
+    import torch
+
     from kbharness import evaluate, runner_client
 
+    # OpenMP's thread pool does not survive a fork (the fork server forks before any parallel
+    # work; a test process has done some): the child would wait for threads it does not have.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
     runner = runner_client.start(run_dir / "runner", None)
     try:
         return evaluate.evaluate(spec, run_dir, runner=runner)
     finally:
         runner.stop()
+        torch.set_num_threads(threads)
 
 
 def reference_as_candidate(problem: Path, tmp_path: Path) -> Path:

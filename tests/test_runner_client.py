@@ -86,3 +86,17 @@ def test_single_calls_share_one_lane_of_buffers_and_each_batched_call_has_its_ow
         exchange.put(slot, [x])
     descriptors, fds = exchange.announce()
     assert len(descriptors) == len(fds) == 2
+
+
+def test_a_buffer_that_does_not_fit_is_tried_again_after_both_caches_are_released(monkeypatch):
+    released, real = [], sharedmem.allocate
+
+    def full_once(*args):
+        if not released:
+            raise sharedmem.SharedMemoryError(sharedmem.OUT_OF_MEMORY, "cuMemCreate returned CUDA error 2")
+        return real(*args)
+
+    monkeypatch.setattr(sharedmem, "allocate", full_once)
+    exchange = runner_client.Exchange(torch.device("cpu"), release=lambda: released.append(True))
+    refs, views = exchange.put("check", [torch.arange(3.0)])
+    assert released == [True] and views[0].tolist() == [0.0, 1.0, 2.0]
