@@ -1,14 +1,16 @@
 """End-to-end evaluations in real worker processes on the CPU: every verdict class, and
 the cheats the checks exist for."""
+import os
 import statistics
 import types
 
 import pytest
 import torch
 
-from conftest import FIXTURES, reference_as_candidate
+from conftest import CANDIDATES, FIXTURES, TINY_PROBLEM, reference_as_candidate
 
 from kbharness.results import Verdict
+from kbharness.spec import EvalSpec, Settings
 
 
 def test_correct_candidate_gets_errors_timings_and_speedup(evaluate):
@@ -341,7 +343,6 @@ class _PlainInit(torch.nn.Module):
 
 
 def _settings():
-    from kbharness.spec import Settings
     return Settings(device="cpu")
 
 
@@ -368,3 +369,15 @@ def test_a_candidate_that_cannot_be_constructed_on_the_device_is_built_on_the_ho
     session.cls = _HostOnlyInit
     note = session.construct([], on_device=True)["note"]
     assert session.model.scale == 3.0 and "another generator" in note
+
+def test_the_judge_never_imports_the_candidate(tmp_path, monkeypatch):
+    """Judged in this very process, the candidate is imported once, by the runner."""
+    from conftest import FAST, evaluate_here
+
+    imported = tmp_path / "imported"
+    monkeypatch.setenv("KB_TEST_IMPORTED", str(imported))
+    spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "records_importer.py", Settings(device="cpu", **FAST), tmp_path / "cache")
+    r = evaluate_here(spec, tmp_path)
+    assert r.verdict is Verdict.CORRECT, r.message
+    pids = imported.read_text().split()
+    assert len(pids) == 1 and int(pids[0]) != os.getpid()
