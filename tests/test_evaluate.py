@@ -132,10 +132,11 @@ def test_patched_torch_is_named_in_the_failure(evaluate):
     assert "torch.allclose was replaced" in r.message and "torch.Tensor.__sub__ was replaced" in r.message
 
 
-def test_timed_inputs_cannot_be_predicted_and_answered_from_a_table(evaluate):
+def test_timed_inputs_cannot_be_predicted_and_answered_from_a_table(evaluate, monkeypatch):
     """The table the candidate computes at import holds the answers for the timed seeds the
     harness used to derive from its settings; drawn at timing time, none of them is asked, so
     every timed call takes its honest 5 ms path (with them it timed as fast as the reference)."""
+    monkeypatch.setenv("KB_TEST_PROBLEM", str(TINY_PROBLEM))
     r = evaluate("lookup_table.py")
     assert r.verdict is Verdict.CORRECT, r.message
     assert r.new_timing.median_ms >= 4.5 and r.speedup < 0.1
