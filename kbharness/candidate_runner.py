@@ -10,6 +10,7 @@ which the judge notices as a closed socket.
 """
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import time
@@ -57,18 +58,7 @@ def serve(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
         except Exception as e:  # noqa: BLE001  (candidate code, or what it broke)
             verdict, text, log = classify_exception(e)
             reply = {"error": {"verdict": verdict.value, "message": text, "log": log[-_LOG_CHARS:]}}
-        _finish(session.device)
         wire.send_reply(sock, reply)
-
-
-def _finish(device: torch.device) -> None:
-    """Whatever this process wrote into the judge's buffers is there before the reply goes (a
-    broken context is the next request's to report)."""
-    if device.type == "cuda":
-        try:
-            torch.cuda.synchronize(device)
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def _candidate(fn):
@@ -208,8 +198,6 @@ class _Session:
     def release(self) -> dict:
         """Give the device memory this process caches but does not use back to the driver, for
         the judge's next shared buffer."""
-        import gc
-
         gc.collect()
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
@@ -236,7 +224,9 @@ class _Session:
 
     def _deliver(self, result: Any, out: list, args: list) -> dict:
         """What the judge needs of an output: its structure, each item's type, shape and dtype,
-        its values copied into the judge's buffers where they fit, and what it shares memory with."""
+        its values copied into the judge's buffers where they fit (finished before it returns, so
+        before the reply: every op that writes those buffers synchronises), and what it shares
+        memory with."""
         items = []
         params = list(self.model.parameters()) + list(self.model.buffers()) if self.model is not None else []
         for item, bid in itertools.zip_longest(flat(result), out):

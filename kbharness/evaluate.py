@@ -40,7 +40,7 @@ from kbharness.loading import LoadError, SolutionSource, load_problem, read_solu
 from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
                                FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
 from kbharness.runner_client import Failed, Gone, Runner
-from kbharness.sharedmem import SharedMemoryError
+from kbharness.sharedmem import OUT_OF_MEMORY, SharedMemoryError
 from kbharness.spec import DTYPES, EvalSpec, Settings
 
 # Trials also run in float64 for the precision report (all of them under --check fp64).
@@ -142,7 +142,8 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         message, log = str(e), e.log
     except SharedMemoryError as e:
         # The judge's own buffers, never the candidate's allocation.
-        verdict, message, log = Verdict.TOO_LARGE, f"the judge's buffers shared with the runner do not fit: {e}", ""
+        what = "do not fit" if e.errno == OUT_OF_MEMORY else "could not be made"
+        verdict, message, log = Verdict.TOO_LARGE, f"the judge's buffers shared with the runner {what}: {e}", ""
     except Exception as e:
         verdict, message, log = classify_exception(e)
     errors = found.trials

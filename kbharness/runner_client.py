@@ -80,7 +80,7 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
         if corner is not None:
             from kbharness import confine
 
-            pid_namespace = corner.get("pid_namespace", True)
+            pid_namespace = corner["pid_namespace"]
             try:
                 confine.confine(writable=[str(scratch), *corner["writable"]], locked=corner["locked"],
                                 pid_namespace=pid_namespace)
