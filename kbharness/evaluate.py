@@ -638,9 +638,10 @@ def _time_interleaved(ref: _Reference, cand: RemoteCandidate, found: Findings) -
 
 def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> None:
     """The judge's own clock over back-to-back calls on fresh inputs: the reference's batch
-    timed around its calls here, the candidate's from request to reply, once with ``calls``
-    calls and once with one, so that the difference is ``calls - 1`` calls and the request's
-    own cost cancels. Every candidate output is verified. Where the candidate's calls are long
+    timed around its calls here, the candidate's from request until the judge holds its own copy
+    of every output (work the runner defers past its reply is either in that copy, and so on
+    the clock, or not, and so wrong), once with ``calls`` calls and once with one, so that the
+    difference is ``calls - 1`` calls and the request's own cost cancels. Every copy is verified. Where the candidate's calls are long
     enough for the clock to see past the host's overhead, a runner whose times make them more
     than ``CLOCK_TOLERANCE`` times shorter than the clock, and its speedup as many times
     larger, is flagged and the record keeps no speedup."""
@@ -663,6 +664,7 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
             outs[k] = _guarded(ref.who, lambda: detach(model(*ref_in[k])))
         _sync(device)
         ref_walls.append((time.perf_counter_ns() - t0) / 1e6 / calls)
+        del ref_in
         copies.append(_copy_ms(outs, device))
         for _ in range(CLOCK_REPEATS):
             walls = []
@@ -671,18 +673,20 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
                 _sync(device)
                 t0 = time.perf_counter_ns()
                 cand.batch(refs, out_ids, seeds[0])
+                delivered = cand.batch_outputs(outs[:n])
+                sealed = _owned(delivered)
+                _sync(device)
                 walls.append((time.perf_counter_ns() - t0) / 1e6)
-                for k, out in enumerate(cand.batch_outputs(outs[:n])):
-                    result = _judge(ref, outs[k], out, sets[k], seeds[k], ref_err64=found.ref_err64).result
-                    if not result.passed:
-                        found.fail("timed outputs match", f"the judge's clock, batch {r} call {k}: {result.reason}")
+                for k, out in enumerate(sealed):
+                    _judge_sealed(ref, outs[k], out, delivered[k], sets[k], seeds[k], f"batch {r} call {k}", found)
+                del delivered, sealed
             new_walls.append((walls[0] - walls[1]) / (calls - 1))
-        del sets, ref_in, outs
-    # Both batches seed the RNG before each call and the runner's copies each output into the
-    # judge's buffers: those, timed here, are neither model's.
+        del sets, outs
+    # Both batches seed the RNG before each call, the runner copies each output into the judge's
+    # buffers and the judge copies it out: those, timed here, are neither model's.
     seeding = _seeding_ms(device)
     clock_ref = max(statistics.median(ref_walls) - seeding, 1e-6)
-    clock_new = max(statistics.median(new_walls) - seeding - statistics.median(copies), 1e-6)
+    clock_new = max(statistics.median(new_walls) - seeding - 2 * statistics.median(copies), 1e-6)
     # Two ratios, both 1 for a runner that tells the truth about a device-bound call: the clock's
     # time of a candidate call over its event time, and the events' speedup over the clock's.
     # Forged times raise both; a cold cache (the events flush it, a batch does not) lowers the
@@ -697,6 +701,20 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
                            f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
                            f"against {ref_ms / new_ms:.3g}x by the runner's times: no speedup is recorded")
+
+
+def _judge_sealed(ref: _Reference, ref_out: Any, sealed: Any, delivered: Any, inputs: list, call_seed: int,
+                  where: str, found: Findings) -> None:
+    """Judge the copy the judge's clock sealed before it stopped: the runner keeps its mapping of
+    the buffers, and anything it writes there later was outside the clock. A wrong copy whose
+    buffer has since become right is named for that."""
+    result = _judge(ref, ref_out, sealed, inputs, call_seed, ref_err64=found.ref_err64).result
+    if result.passed:
+        return
+    if _judge(ref, ref_out, delivered, inputs, call_seed, ref_err64=found.ref_err64).result.passed:
+        found.fail("no hidden work", f"the judge's clock, {where}: the output was written after the runner had "
+                   "replied (work outside the judge's clock)")
+    found.fail("timed outputs match", f"the judge's clock, {where}: {result.reason}")
 
 
 def _seeding_ms(device: torch.device, n: int = 20) -> float:

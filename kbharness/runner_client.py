@@ -9,8 +9,8 @@ its memory cannot be read through ``/proc`` or ptrace either.
 
 ``Runner`` turns the judge's questions into requests. Inputs go out through shared buffers
 (``Exchange``), outputs come back into buffers the judge made to the reference output's
-shapes, and are cloned out before they are compared, so that nothing the runner does
-afterwards changes what was judged. Whatever the runner claims is data: a failure it reports
+shapes; the runner keeps its mapping of them, so the judge's clock copies a batch's
+outputs out before it stops and judges the copy. Whatever the runner claims is data: a failure it reports
 can only be one of the failing verdicts, and a closed socket is ``Gone``.
 """
 from __future__ import annotations
@@ -269,8 +269,8 @@ class Exchange:
 
     def read(self, slot: str, reply: dict, like: Any) -> Any:
         """The candidate's output as the runner delivered it: views of the buffers its items were
-        copied into (valid until the slot's next call; whatever the runner writes there later can
-        only make them wrong), a stand-in with the reported shape and dtype for one that did not
+        copied into (valid until the slot's next call; the runner can still write them, so the
+        judge's clock judges a copy of its own), a stand-in with the reported shape and dtype for one that did not
         fit (the comparison rejects it before reading values), or of the reported type."""
         kind, items = reply.get("kind"), reply.get("items") or []
         likes = flat(like)

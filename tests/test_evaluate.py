@@ -161,6 +161,20 @@ def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate)
     assert not [f for f in honest.flags if f.startswith("timing disagrees")], honest.flags
 
 
+def test_work_deferred_past_the_runners_reply_is_outside_the_judges_clock_and_wrong(evaluate, tmp_path):
+    """The runner replies to a batch after one call and writes the others into the judge's
+    buffers while the judge compares them. Judged from those buffers, it was correct and 3.9x
+    faster than PyTorch at PyTorch's speed; judged from the copy sealed before the clock stops,
+    its deferred outputs are missing, and the record says why."""
+    problem = tmp_path / "4M_scale_shift.py"
+    problem.write_text(TINY_PROBLEM.read_text().replace("batch_size = 4", "batch_size = 1024")
+                       .replace("dim = 64", "dim = 4096"))
+    r = evaluate("defers_work.py", problem=problem)
+    assert r.verdict is Verdict.INCORRECT, (r.message, r.judge_clock)
+    assert r.message.startswith("no hidden work: the judge's clock"), r.message
+    assert "written after the runner had replied" in r.message
+
+
 def test_precision_tier_shows_a_silent_drop_to_half(evaluate):
     assert evaluate("correct.py").precision_tier == "bitwise"
     strict = evaluate("half_precision.py")
