@@ -18,7 +18,7 @@ if [ "${KB_GPU_TESTS:-0}" = 1 ]; then
     section "GPU tests (their CUDA fixtures built in parallel first)"
     [ -z "${KB_GPU_TESTS_K:-}" ] && $KB build --device cuda --jobs 15 tests/fixtures/gpu/*.py > "$LOG/build.log" 2>&1
     tail -3 "$LOG/build.log" 2>/dev/null
-    timeout $(( $(left) - 60 )) python -m pytest -q -m gpu tests/test_gpu.py ${KB_GPU_TESTS_K:+-k "$KB_GPU_TESTS_K"} 2>&1 | tail -25 | tee "$LOG/gpu_tests.log"
+    timeout $(( $(left) - 60 )) python -m pytest -q -m gpu tests/test_gpu.py ${KB_GPU_TESTS_K:+-k "$KB_GPU_TESTS_K"} -rf 2>&1 | tee "$LOG/gpu_tests.log" | tail -25
 fi
 if [ "${KB_EXCHANGE:-0}" = 1 ]; then
     section "what the judge/runner boundary costs a call"

@@ -169,9 +169,9 @@ def test_memory_stays_one_trials_working_set_under_a_limit(evaluate, tmp_path):
     assert r.verdict is Verdict.CORRECT, r.message + r.log_tail
     gib = 2**30
     assert r.memory["limit"] == 24 * gib
-    assert 3.5 * gib <= r.memory["reference"] <= 5 * gib  # its input and its output
-    assert 3.5 * gib <= r.memory["candidate"] <= 5 * gib
-    assert r.memory["evaluation"] <= 24 * gib
+    assert 3.5 * gib <= r.memory["reference"] <= 5 * gib, r.memory  # its input and its output
+    assert 3.5 * gib <= r.memory["candidate"] <= 5 * gib, r.memory
+    assert r.memory["evaluation"] <= 24 * gib, r.memory
     assert r.ref_err_fp64 == 0.0
 
 
