@@ -13,7 +13,8 @@ runner whose times disagree with that clock gets a flag and no speedup.
 
 Memory stays near one trial's working set: a trial's inputs are redrawn from its seed
 when needed, the reference's outputs wait on the host once they would take more than half
-of the device's cap, and float64 runs one trial at a time. Both models start every call from the same RNG state, so a reference that draws
+of the device's cap less what the runner is expected to need (the reference's own peak),
+and float64 runs one trial at a time; the judge's clock batches only as many calls as fit. Both models start every call from the same RNG state, so a reference that draws
 random numbers (dropout) is matched by a candidate that draws them the same way.
 """
 from __future__ import annotations
@@ -37,8 +38,8 @@ from kbharness.calls import sync as _sync
 from kbharness.candidate import RemoteCandidate
 from kbharness.checks.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.loading import LoadError, SolutionSource, load_problem, read_solution
-from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK, FLAG_STOCHASTIC,
-                               FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
+from kbharness.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK,
+                               FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
 from kbharness.runner_client import Failed, Gone, Runner
 from kbharness.sharedmem import OUT_OF_MEMORY, SharedMemoryError
 from kbharness.spec import DTYPES, EvalSpec, Settings
@@ -146,6 +147,9 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         verdict, message, log = Verdict.TOO_LARGE, f"the judge's buffers shared with the runner {what}: {e}", ""
     except Exception as e:
         verdict, message, log = classify_exception(e)
+        if verdict is Verdict.OOM:
+            # Raised in the judge, which runs no candidate code: the harness's limit.
+            verdict, message = Verdict.TOO_LARGE, f"the judge's own work does not fit on the device: {message}"
     errors = found.trials
     return EvalRecord(
         problem=_problem_key(spec.problem_path),
@@ -196,7 +200,7 @@ def _memory(found: Findings) -> dict[str, Any]:
 
 
 def _disagrees(found: Findings) -> bool:
-    return any(f.startswith(FLAG_TIMING_DISAGREES) for f in found.flags)
+    return any(f.startswith((FLAG_TIMING_DISAGREES, FLAG_CLOCK_UNAVAILABLE)) for f in found.flags)
 
 
 def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
@@ -217,11 +221,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
         raise RuntimeError("an evaluation that loads its candidate needs a runner")
     cand = RemoteCandidate(runner, device)
     runner.on_phase = phase
-    notes, sees_gpu = cand.start(spec.to_json(), str(run_dir / "runner"))
-    found.notes.extend(notes)
-    if device.type == "cuda" and not sees_gpu:
-        raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; the runner's sandbox hides the GPU on this machine "
-                                       "(a limit of the harness here: --no-sandbox runs it)")
+    cand.begin(spec.to_json(), str(run_dir / "runner"))
     phase("reference")
     limit = memory.apply_limit(device, settings.memory_limit_gib)
     found.meter = memory.PeakMeter(device, limit)
@@ -232,6 +232,11 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     ref.build_float64(init_inputs)
     trials = _reference_trials(ref)
     _count_work(problem, spec, device, found)
+    notes, sees_gpu = cand.started()
+    found.notes.extend(notes)
+    if device.type == "cuda" and not sees_gpu:
+        raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; the runner's sandbox hides the GPU on this machine "
+                                       "(a limit of the harness here: --no-sandbox runs it)")
 
     phase("build")
     t0 = time.perf_counter()
@@ -268,7 +273,13 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     _check_integrity(cand, "the timed calls", found)
     if not settings.backward:
         with torch.no_grad():
-            _judge_clock(ref, cand, found)
+            try:
+                _judge_clock(ref, cand, found)
+            except (SharedMemoryError, torch.OutOfMemoryError) as e:
+                found.flags.append(f"{FLAG_CLOCK_UNAVAILABLE}: its batches do not fit on the device beside the "
+                                   f"evaluation ({type(e).__name__}: {str(e).splitlines()[0][:160]}): no speedup is recorded")
+            if device.type == "cuda":
+                torch.cuda.empty_cache()
     if device.type == "cuda":
         _profile_kernels(problem, ref_model, cand, settings, device, found, source.code)
     found.candidate_memory = cand.memory()
@@ -419,6 +430,7 @@ def _reference_trials(ref: _Reference) -> list[Trial]:
         with torch.no_grad():
             out = ref.call(ref_in, trial.call_seed)
             if i == 0:
+                ref.keeper.leave(found.meter.peaks.get("reference", 0))
                 _check_stochastic(ref, inputs, out, trial.call_seed)
             out64 = ref.float64(inputs, trial.call_seed) if i < n64 else None
             if out64 is not None:
@@ -648,23 +660,28 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
     ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
     calls = max(2, min(CLOCK_MAX_CALLS, int(CLOCK_BATCH_MS / max(new_ms, 1e-3)),
-                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3))))
+                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), _calls_that_fit(ref)))
     rounds = CLOCK_ROUNDS if calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
     ref_walls, new_walls, copies = [], [], []
+    draw = lambda: [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]  # noqa: E731
     for r in range(rounds):
         base = secrets.randbits(31)
         seeds = [base + CALL_SEED_OFFSET + k for k in range(calls)]
-        sets = [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]
-        ref_in = [clone(s) for s in sets]
+        # The reference's batch runs on the inputs themselves, which are then drawn again from
+        # their seeds for the candidate (kept as copies where get_inputs() cannot redraw them).
+        sets = draw()
+        kept = [clone(s) for s in sets] if not ref.redraw else None
         outs = [None] * calls
         _sync(device)
         t0 = time.perf_counter_ns()
         for k in range(calls):
             seed_rng(seeds[k], device)
-            outs[k] = _guarded(ref.who, lambda: detach(model(*ref_in[k])))
+            outs[k] = _guarded(ref.who, lambda: detach(model(*sets[k])))
         _sync(device)
         ref_walls.append((time.perf_counter_ns() - t0) / 1e6 / calls)
-        del ref_in
+        del sets
+        sets = kept if kept is not None else draw()
+        del kept
         copies.append(_copy_ms(outs, device))
         for _ in range(CLOCK_REPEATS):
             walls = []
@@ -701,6 +718,23 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
                            f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
                            f"against {ref_ms / new_ms:.3g}x by the runner's times: no speedup is recorded")
+
+
+def _calls_that_fit(ref: _Reference) -> int:
+    """Calls of a batch whose memory fits on the device: per call, the judge holds its inputs,
+    the reference's output and its sealed copy of the candidate's, and shares an input and an
+    output buffer with the runner; one call's worth is left for the models' own temporaries."""
+    if ref.device.type != "cuda":
+        return CLOCK_MAX_CALLS
+    example = make_inputs(ref.problem, ref.settings.seed, ref.settings, ref.device, ref.who)
+    in_bytes = memory.nbytes(example)
+    with torch.no_grad():
+        out_bytes = memory.nbytes(detach(ref.call(example, CALL_SEED_OFFSET)))
+    del example
+    index = ref.device.index if ref.device.index is not None else torch.cuda.current_device()
+    cap = ref.found.meter.limit or torch.cuda.get_device_properties(index).total_memory
+    room = cap - torch.cuda.memory_allocated(index)
+    return int(room // max(1, 2 * in_bytes + 3 * out_bytes)) - 1
 
 
 def _judge_sealed(ref: _Reference, ref_out: Any, sealed: Any, delivered: Any, inputs: list, call_seed: int,

@@ -172,6 +172,9 @@ FLAG_LESS_WORK = "less work than the reference's operators"
 # Flag of a runner whose event times make the candidate faster than the judge's own clock over
 # back-to-back calls does: its record keeps no speedup.
 FLAG_TIMING_DISAGREES = "timing disagrees with the judge's clock"
+# Information: the judge's clock did not fit on the device beside the evaluation, so the runner's
+# times are not cross-checked and the record keeps no speedup (the verdict stands).
+FLAG_CLOCK_UNAVAILABLE = "judge's clock did not run"
 # Flags whose record's speedup cannot be trusted: such records are listed apart from leaderboards and fast_p.
 UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE, FLAG_TIMING_DISAGREES)
 

@@ -144,8 +144,18 @@ class Runner:
         self._status: int | None = None
 
     def request(self, op: str, attach: list = (), fds: list[int] = (), **fields) -> dict:
+        self.send(op, attach, fds, **fields)
+        return self.receive()
+
+    def send(self, op: str, attach: list = (), fds: list[int] = (), **fields) -> None:
+        """A request whose reply ``receive`` waits for later (the judge works meanwhile)."""
         try:
             wire.send_request(self.sock, {"op": op, "attach": list(attach), **fields}, list(fds))
+        except (wire.Closed, OSError):
+            raise Gone(self.wait()) from None
+
+    def receive(self) -> dict:
+        try:
             while True:
                 reply = wire.receive_reply(self.sock)
                 if "phase" in reply:

@@ -396,3 +396,30 @@ def test_the_judge_never_imports_the_candidate(tmp_path, monkeypatch):
     assert r.verdict is Verdict.CORRECT, r.message
     pids = imported.read_text().split()
     assert len(pids) == 1 and int(pids[0]) != os.getpid()
+
+
+def _judged_here_with(tmp_path, monkeypatch, name: str, fails):
+    from conftest import FAST, evaluate_here
+    from kbharness import evaluate as judge
+
+    monkeypatch.setattr(judge, name, fails)
+    spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST), tmp_path / "cache")
+    return evaluate_here(spec, tmp_path)
+
+
+def _out_of_memory(*args, **kwargs):
+    raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB.")
+
+
+def test_the_judges_own_out_of_memory_is_the_harnesss_limit_never_the_candidates(tmp_path, monkeypatch):
+    """The judge runs no candidate code: memory it cannot get is not the candidate's fault."""
+    r = _judged_here_with(tmp_path, monkeypatch, "clone", _out_of_memory)
+    assert r.verdict is Verdict.TOO_LARGE, r.message
+    assert r.message.startswith("the judge's own work does not fit on the device: OutOfMemoryError")
+
+
+def test_a_judges_clock_that_does_not_fit_leaves_the_verdict_and_no_speedup(tmp_path, monkeypatch):
+    r = _judged_here_with(tmp_path, monkeypatch, "_judge_clock", _out_of_memory)
+    assert r.verdict is Verdict.CORRECT, r.message
+    assert r.speedup is None and r.new_timing is None
+    assert [f for f in r.flags if f.startswith("judge's clock did not run: its batches do not fit")], r.flags
