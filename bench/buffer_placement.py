@@ -32,8 +32,8 @@ def _first_tensor(x):
 def regime(name: str, problem, models, settings, device, calls: int) -> dict:
     import torch
 
-    from kbharness import evaluate
-    from kbharness.timing import timer_for
+    from kbharness.judge import evaluate
+    from kbharness.common.timing import timer_for
 
     timer = timer_for(device)
     static = evaluate.clone(evaluate.make_inputs(problem, settings.seed, settings, device))
@@ -78,8 +78,8 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from kbharness.loading import load_problem
-    from kbharness.spec import Settings
+    from kbharness.common.loading import load_problem
+    from kbharness.common.spec import Settings
 
     settings = Settings(device="cuda")
     device = torch.device("cuda")

@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kbharness import runner_client  # noqa: E402
-from kbharness.spec import EvalSpec, Settings  # noqa: E402
+from kbharness.runner import launch  # noqa: E402
+from kbharness.common.spec import EvalSpec, Settings  # noqa: E402
 
 SIZES = (2**10, 2**16, 2**20, 2**24, 2**28)  # float32 elements: 4 KiB .. 1 GiB
 REPEATS = 7
@@ -38,12 +38,12 @@ def main() -> None:
     (folder / "problem.py").write_text(_PROBLEM)
     (folder / "candidate.py").write_text(_CANDIDATE)
     spec = EvalSpec(folder / "problem.py", folder / "candidate.py", Settings(device=args.device), folder / "cache")
-    runner = runner_client.start(folder / "runner", None)  # before this process touches CUDA
+    runner = launch.start(folder / "runner", None)  # before this process touches CUDA
 
     import torch
 
-    from kbharness.candidate import RemoteCandidate
-    from kbharness.calls import sync
+    from kbharness.judge.candidate import RemoteCandidate
+    from kbharness.common.calls import sync
 
     device = torch.device(args.device)
     cand = RemoteCandidate(runner, device)

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kbharness.runner import Job, evaluate_jobs  # noqa: E402
-from kbharness.spec import Settings  # noqa: E402
-from kbharness.utilization import idle_fractions  # noqa: E402
+from kbharness.orchestration.jobs import Job, evaluate_jobs  # noqa: E402
+from kbharness.common.spec import Settings  # noqa: E402
+from kbharness.orchestration.utilization import idle_fractions  # noqa: E402
 from throughput import variants  # noqa: E402
 
 
@@ -73,7 +73,7 @@ def main() -> None:
     args = ap.parse_args()
     import torch
 
-    from kbharness.backends import LocalBackend, RayBackend
+    from kbharness.orchestration.backends import LocalBackend, RayBackend
 
     visible = torch.cuda.device_count()
     counts = [n for n in args.gpus if n <= visible]

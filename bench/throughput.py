@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kbharness.runner import Job, evaluate_jobs  # noqa: E402
-from kbharness.spec import Settings  # noqa: E402
-from kbharness.sweep import candidates, place  # noqa: E402
+from kbharness.orchestration.jobs import Job, evaluate_jobs  # noqa: E402
+from kbharness.common.spec import Settings  # noqa: E402
+from kbharness.orchestration.sweep import candidates, place  # noqa: E402
 
 
 def variants(name: str, copies: int, limit: int | None, into: Path, solutions: Path, problems: Path) -> list[Job]:

@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from kbharness.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
-from kbharness.isolate import run_isolated  # noqa: E402
-from kbharness.spec import EvalSpec, Settings  # noqa: E402
+from kbharness.common.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
+from kbharness.execution.isolate import run_isolated  # noqa: E402
+from kbharness.common.spec import EvalSpec, Settings  # noqa: E402
 
 NCU_CALLS = 5
 
@@ -37,9 +37,9 @@ def _models(problem_path: str, candidate_path: str):
     """Reference and candidate built as the harness builds them, and one input set."""
     import torch
 
-    from kbharness import evaluate
-    from kbharness.buildcache import prepare_build_env
-    from kbharness.loading import load_model_new, load_problem, read_solution
+    from kbharness.judge import evaluate
+    from kbharness.common.buildcache import prepare_build_env
+    from kbharness.common.loading import load_model_new, load_problem, read_solution
 
     settings = Settings(device="cuda")
     device = torch.device("cuda")

@@ -12,20 +12,21 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeRemainingColumn
 
-from kbharness import leaderboard as lb
-from kbharness import render, utilization
-from kbharness.backends import BACKENDS, DEFAULT_MAX_RETRIES
-from kbharness.build import build_all, entry_of
-from kbharness.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
-from kbharness.env import default_device
-from kbharness.history import DEFAULT_THRESHOLD, against
-from kbharness.languages import NAMES as LANGUAGE_NAMES
-from kbharness.problems import ProblemError, discover, resolve, solutions_for
-from kbharness.prompt import LANGUAGES as PROMPT_LANGUAGES
-from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import (BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, default,
+from kbharness.reporting import leaderboard as lb
+from kbharness.reporting import render
+from kbharness.orchestration import utilization
+from kbharness.orchestration.backends import BACKENDS, DEFAULT_MAX_RETRIES
+from kbharness.orchestration.build import build_all, entry_of
+from kbharness.common.buildcache import DEFAULT_CACHE_DIR, clear_entry, entries
+from kbharness.common.env import default_device
+from kbharness.reporting.history import DEFAULT_THRESHOLD, against
+from kbharness.common.languages import NAMES as LANGUAGE_NAMES
+from kbharness.common.problems import ProblemError, discover, resolve, solutions_for
+from kbharness.orchestration.prompt import LANGUAGES as PROMPT_LANGUAGES
+from kbharness.orchestration.jobs import Job, evaluate_jobs
+from kbharness.common.spec import (BASELINES, JUDGES, PRECISIONS, Settings, SpecError, check_size_overrides, default,
                             parse_sizes)
-from kbharness.store import DEFAULT_STORE, Store, StoreError
+from kbharness.orchestration.store import DEFAULT_STORE, Store, StoreError
 
 out = Console(soft_wrap=False, width=200)
 err = Console(stderr=True, soft_wrap=True)
@@ -178,7 +179,7 @@ def _split(kw: dict) -> tuple[RunOptions, Settings]:
 
 def _check_sandbox(no_sandbox: bool) -> None:
     """Sandboxed unless asked otherwise, and never silently not: no bwrap is the user's to fix."""
-    from kbharness import sandbox
+    from kbharness.execution import sandbox
 
     if sandbox.wanted(False if no_sandbox else None):
         try:
@@ -211,7 +212,7 @@ def _progress() -> Progress:
 def _run_jobs(jobs: list[Job], settings: Settings, o: RunOptions) -> list:
     """Evaluate with a progress bar (done, failed, rate, time left); on Ctrl-C, exit 130 with
     every finished record kept."""
-    from kbharness.backends import make_backend
+    from kbharness.orchestration.backends import make_backend
 
     store = None if o.no_store else Store(o.store_path)
     if store is not None:
@@ -355,7 +356,7 @@ def compare(ref, new, problems_dir, **kw) -> None:
                    "candidate's kernels are compiled for its shapes too.")
 def build(solutions, device, jobs, cache_dir, no_sandbox, problems_dir) -> None:
     """Compile candidates into the build cache in parallel, so evaluating them later is fast."""
-    from kbharness.sweep import SweepError, place
+    from kbharness.orchestration.sweep import SweepError, place
 
     device = device or default_device()
     _check_sandbox(no_sandbox)
@@ -418,7 +419,7 @@ def cache_clear(solutions, everything, device, cache_dir) -> None:
               help="JSON file to write; default results/baseline_<device>.json.")
 def baseline_cmd(problems, problems_dir, device, n_runs, time_budget_s, out_path) -> None:
     """Time the references alone (every problem when none is named) and write the baseline file."""
-    from kbharness import baseline
+    from kbharness.orchestration import baseline
 
     try:
         chosen = [resolve(p, problems_dir) for p in problems] or discover(problems_dir)
@@ -451,8 +452,9 @@ def roofline_cmd(problems, all_problems, problems_dir, device, precision, ceilin
     """Work, bytes, hardware floor and bound of problems (no candidate needed)."""
     import torch
 
-    from kbharness import baseline, roofline
-    from kbharness.loading import LoadError, load_problem
+    from kbharness.orchestration import baseline
+    from kbharness.judge import roofline
+    from kbharness.common.loading import LoadError, load_problem
 
     if not problems and not all_problems:
         _fail("name problems or pass --all")
@@ -506,7 +508,7 @@ def leaderboard_cmd(store_path: Path, csv_path: Path | None, device: str | None)
 
 
 def _sweep_jobs(paths, problems_dir: Path, manifest: Path | None) -> tuple[list[Job], list]:
-    from kbharness.sweep import SweepError, candidates, place
+    from kbharness.orchestration.sweep import SweepError, candidates, place
 
     try:
         return place(candidates(paths), problems_dir, manifest)
@@ -565,7 +567,7 @@ def _print_leaderboard(frame):
 def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, **kw) -> None:
     """CI gate: exit 0 when every candidate under PATHS is correct (and fast enough), 1 when
     any is not, 2 on a usage error."""
-    from kbharness import gate
+    from kbharness.reporting import gate
 
     jobs, unplaced = _sweep_jobs(paths, problems_dir, manifest)
     if unplaced:
@@ -595,7 +597,7 @@ def check(paths, problems_dir, manifest, min_speedup, strict, junit_path, **kw) 
 @click.option("--html", "with_html", is_flag=True, help="Also write report.html with plots (needs matplotlib).")
 def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool) -> None:
     """Write CSV (one row per evaluation), JSON (full records) and a Markdown summary."""
-    from kbharness import report as rep
+    from kbharness.reporting import report as rep
 
     if not store_path.exists():
         _fail(f"{store_path}: no results store yet; run kb run, kb sweep or kb compare first")
@@ -609,7 +611,7 @@ def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool)
     written = "report.csv, report.json and report.md"
     if with_html:
         try:
-            from kbharness import html_report
+            from kbharness.reporting import html_report
         except ImportError as e:
             _fail(f"--html needs matplotlib ({e.name} is not installed); pip install 'kbharness[report]'")
         (out_dir / "report.html").write_text(html_report.render(records, str(store_path)))
@@ -626,7 +628,7 @@ def report(store_path: Path, out_dir: Path, device: str | None, with_html: bool)
               help="The kernel language to ask for, with its worked example (default: --device's).")
 def prompt(problem, problems_dir, device, language) -> None:
     """Print a KernelBench-style prompt asking an LLM to write ModelNew for PROBLEM."""
-    from kbharness.prompt import make_prompt
+    from kbharness.orchestration.prompt import make_prompt
 
     try:
         prob = resolve(problem, problems_dir)

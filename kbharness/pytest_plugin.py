@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from kbharness import gate, sandbox
-from kbharness.buildcache import DEFAULT_CACHE_DIR
-from kbharness.env import default_device
-from kbharness.isolate import run_isolated
-from kbharness.runner import Job
-from kbharness.spec import EvalSpec, Settings, SpecError, check_size_overrides, default, parse_sizes
-from kbharness.sweep import SweepError, candidates, place
+from kbharness.reporting import gate
+from kbharness.execution import sandbox
+from kbharness.common.buildcache import DEFAULT_CACHE_DIR
+from kbharness.common.env import default_device
+from kbharness.execution.isolate import run_isolated
+from kbharness.orchestration.jobs import Job
+from kbharness.common.spec import EvalSpec, Settings, SpecError, check_size_overrides, default, parse_sizes
+from kbharness.orchestration.sweep import SweepError, candidates, place
 
 
 

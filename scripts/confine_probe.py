@@ -5,7 +5,7 @@ import ctypes
 import os
 import sys
 
-from kbharness import confine
+from kbharness.boundary import confine
 
 
 def cuda() -> str:

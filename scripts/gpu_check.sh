@@ -54,7 +54,7 @@ cat "$LOG/sweep_local.log"
 section "flags and precision of every record"
 python - "$STORE" <<'PY' | tee "$LOG/flags.log"
 import sys
-from kbharness.store import Store
+from kbharness.orchestration.store import Store
 for r in Store(sys.argv[1]):
     print(f"{r.problem} {r.solution_path.split('/')[-1]}: {r.verdict.value} {r.speedup or 0:.2f}x; tier {r.precision_tier or '-'}; "
           f"flags {list(r.flags)}; custom {r.kernels.get('custom', [])[:2]}")

@@ -21,7 +21,7 @@ RECORD=results/$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | a
 # Workers are forked from a server that imported torch without touching the GPU; prove a
 # forked child can still create its CUDA context, else fall back to plain worker starts.
 if ! python -c "
-import os, torch, kbharness.evaluate
+import os, torch, kbharness.judge.evaluate
 pid = os.fork()
 if pid == 0:
     os._exit(0 if torch.ones(4, device='cuda').sum().item() == 4 else 1)

@@ -29,7 +29,7 @@ done
 # A target folder's .pth files are not read from PYTHONPATH: CuTe DSL's puts its packages on the path.
 export PYTHONPATH=$PWD/.gpu/pylib:$PWD/.gpu/pylib/nvidia_cutlass_dsl/dsl_packages:$PYTHONPATH
 python - <<'PY' | tee "$LOG/languages.txt"
-from kbharness.languages import REGISTRY
+from kbharness.common.languages import REGISTRY
 import importlib
 for lang in REGISTRY:
     for module, pip in lang.packages:
@@ -49,7 +49,7 @@ timeout $(( $(left) / 2 )) $KB sweep $NONCUDA --device cuda --time-budget 2 --bu
 tail -12 "$LOG/sweep.log"
 python - "$STORE" <<'PY' | tee "$LOG/flags.log"
 import sys
-from kbharness.store import Store
+from kbharness.orchestration.store import Store
 for r in Store(sys.argv[1]):
     print(f"{r.problem} {r.solution_path.split('/')[-1]} [{r.language}]: {r.verdict.value} {r.speedup or 0:.2f}x "
           f"build {r.build_s or 0:.2f} s; tier {r.precision_tier or '-'}; flags {list(r.flags)}; "

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kbharness.results import UNTRUSTED_FLAGS  # noqa: E402
+from kbharness.common.results import UNTRUSTED_FLAGS  # noqa: E402
 
 LEVELS = ("level1", "level2", "level3")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch.utils.cpp_extension as ext
 
-from kbharness.loading import read_solution
+from kbharness.common.loading import read_solution
 
 HEADER = "#include <torch/types.h>\n#include <cuda.h>\n#include <cuda_runtime.h>\n"
 # The toolkit here lacks the math libraries' headers; torch's context headers only need their handle and status types.

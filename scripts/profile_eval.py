@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kbharness.evaluate import evaluate  # noqa: E402
-from kbharness.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
-from kbharness.spec import EvalSpec, Settings  # noqa: E402
+from kbharness.judge.evaluate import evaluate  # noqa: E402
+from kbharness.common.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
+from kbharness.common.spec import EvalSpec, Settings  # noqa: E402
 
 
 def main() -> int:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kbharness.isolate import run_isolated
-from kbharness.spec import EvalSpec, Settings
+from kbharness.execution.isolate import run_isolated
+from kbharness.common.spec import EvalSpec, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -44,13 +44,14 @@ def evaluate_here(spec: EvalSpec, run_dir: Path):
     (a language registry, a fake timer) holds on both sides of the boundary."""
     import torch
 
-    from kbharness import evaluate, runner_client
+    from kbharness.judge import evaluate
+    from kbharness.runner import launch
 
     # OpenMP's thread pool does not survive a fork (the fork server forks before any parallel
     # work; a test process has done some): the child would wait for threads it does not have.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    runner = runner_client.start(run_dir / "runner", None)
+    runner = launch.start(run_dir / "runner", None)
     try:
         return evaluate.evaluate(spec, run_dir, runner=runner)
     finally:

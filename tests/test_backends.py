@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CANDIDATES, FAST, TINY_PROBLEM
-from kbharness.backends import LocalBackend, RayBackend, evaluate_shipped
-from kbharness.results import Verdict
-from kbharness.spec import EvalSpec, Settings
+from kbharness.orchestration.backends import LocalBackend, RayBackend, evaluate_shipped
+from kbharness.common.results import Verdict
+from kbharness.common.spec import EvalSpec, Settings
 
 NAMES = ["correct.py", "wrong.py", "runtime_error.py", "no_modelnew.py"]
 
@@ -74,7 +74,7 @@ def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_
     specs = [EvalSpec(TINY_PROBLEM, CANDIDATES / "hang.py", settings, build_cache) for _ in range(2)]
 
     def workers() -> list[str]:
-        found = subprocess.run(["pgrep", "-f", f"kbharness.worker {tmp_path}"], capture_output=True, text=True)
+        found = subprocess.run(["pgrep", "-f", f"kbharness.execution.worker {tmp_path}"], capture_output=True, text=True)
         return found.stdout.split()
 
     def interrupt_once_both_run() -> None:

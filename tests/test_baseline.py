@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from kbharness import baseline
-from kbharness.problems import discover
-from kbharness.spec import Settings
+from kbharness.orchestration import baseline
+from kbharness.common.problems import discover
+from kbharness.common.spec import Settings
 
 BODY = '''"""{doc}"""
 import os

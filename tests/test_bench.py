@@ -4,7 +4,7 @@ import importlib.util
 import pytest
 
 from conftest import ROOT
-from kbharness.results import Verdict
+from kbharness.common.results import Verdict
 from test_store import make
 
 

@@ -16,10 +16,10 @@ import torch
 from click.testing import CliRunner
 
 from conftest import CANDIDATES, FAST, FIXTURES, ROOT, TINY_PROBLEM
-from kbharness.build import build_all, entry_of
-from kbharness.buildcache import LOCK_FILE, build_key, clear_entry, prepare_build_env
+from kbharness.orchestration.build import build_all, entry_of
+from kbharness.common.buildcache import LOCK_FILE, build_key, clear_entry, prepare_build_env
 from kbharness.cli import main
-from kbharness.results import Verdict
+from kbharness.common.results import Verdict
 
 CPP = ROOT / "solutions" / "level1" / "34_Broadcast_multiply_add" / "cpp_fused.py"
 
@@ -76,13 +76,13 @@ def _builds_running(name: str) -> list[int]:
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if b"kbharness.build" in cmdline and any(name.encode() in c for c in cmdline) and state != "Z":
+        if b"kbharness.orchestration.build" in cmdline and any(name.encode() in c for c in cmdline) and state != "Z":
             pids.append(int(entry.name))
     return pids
 
 
 def test_cancel_kills_running_builds_and_skips_the_rest(tmp_path):
-    from kbharness.build import BuildPool
+    from kbharness.orchestration.build import BuildPool
 
     pool = BuildPool("cpu", tmp_path, jobs=1, timeout_s=600)
     results = []
@@ -102,9 +102,9 @@ def test_cancel_kills_running_builds_and_skips_the_rest(tmp_path):
 
 
 def test_an_interrupted_sweep_leaves_no_compiler_behind(tmp_path, build_cache):
-    from kbharness.problems import problem_from_path
-    from kbharness.runner import Job, evaluate_jobs
-    from kbharness.spec import Settings
+    from kbharness.common.problems import problem_from_path
+    from kbharness.orchestration.jobs import Job, evaluate_jobs
+    from kbharness.common.spec import Settings
 
     from conftest import FAST, TINY_PROBLEM
 
@@ -201,10 +201,10 @@ def _hold_lock(entry: Path) -> int:
 
 
 def test_a_build_that_gave_up_waiting_for_another_is_reported_not_stored(tmp_path):
-    from kbharness.problems import problem_from_path
-    from kbharness.runner import Job, evaluate_jobs
-    from kbharness.spec import Settings
-    from kbharness.store import Store
+    from kbharness.common.problems import problem_from_path
+    from kbharness.orchestration.jobs import Job, evaluate_jobs
+    from kbharness.common.spec import Settings
+    from kbharness.orchestration.store import Store
 
     store = Store(tmp_path / "evals.jsonl")
     jobs = [Job(problem_from_path(TINY_PROBLEM), CANDIDATES / "correct.py")]

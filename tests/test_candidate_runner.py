@@ -2,8 +2,8 @@
 import torch
 import torch.nn as nn
 
-from kbharness import sharedmem
-from kbharness.candidate_runner import _Session
+from kbharness.boundary import sharedmem
+from kbharness.runner.candidate_runner import _Session
 
 
 class _Scale(nn.Module):

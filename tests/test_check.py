@@ -2,8 +2,8 @@ import math
 
 import torch
 
-from kbharness import check
-from kbharness.check import compare, error_vs
+from kbharness.judge import check
+from kbharness.judge.check import compare, error_vs
 
 
 def test_identical_tensors_pass_with_zero_error():

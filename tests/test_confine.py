@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from kbharness import confine
+from kbharness.boundary import confine
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64",
                                 reason="the filter is for Linux on x86-64")

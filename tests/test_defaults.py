@@ -5,7 +5,7 @@ import sys
 import textwrap
 
 from kbharness import cli
-from kbharness.spec import Settings
+from kbharness.common.spec import Settings
 
 FIELDS = {f.name: f.default for f in dataclasses.fields(Settings) if f.default is not dataclasses.MISSING}
 # None means "decide at run time": the visible device, the precision's tolerance, no ceilings file.
@@ -33,7 +33,7 @@ def test_no_command_restates_a_settings_default():
     """With every ``spec.default`` answering a marker, a CLI option still showing a plain value
     restates it (even one equal to today's default). Flags are off by default by nature."""
     probe = textwrap.dedent(f"""
-        import kbharness.spec as spec
+        import kbharness.common.spec as spec
         spec.default = lambda name: ("marker", name)
         from kbharness import cli
         for name, command in cli.main.commands.items():

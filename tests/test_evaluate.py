@@ -9,8 +9,8 @@ import torch
 
 from conftest import CANDIDATES, FIXTURES, TINY_PROBLEM, reference_as_candidate
 
-from kbharness.results import Verdict
-from kbharness.spec import EvalSpec, Settings
+from kbharness.common.results import Verdict
+from kbharness.common.spec import EvalSpec, Settings
 
 
 def test_correct_candidate_gets_errors_timings_and_speedup(evaluate):
@@ -145,7 +145,7 @@ def test_timed_inputs_cannot_be_predicted_and_answered_from_a_table(evaluate, mo
 def test_a_candidate_forging_its_times_through_the_harness_timer_is_caught(evaluate):
     """Unwatched, the patched timer made a PyTorch-speed candidate 18x faster, correct."""
     r = evaluate("patches_timer.py")
-    assert "kbharness.timing.CpuTimer.time was replaced" in r.message and r.speedup is None
+    assert "kbharness.common.timing.CpuTimer.time was replaced" in r.message and r.speedup is None
 
 
 def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate):
@@ -306,7 +306,7 @@ def test_an_incorrect_candidate_shows_its_real_precision(evaluate):
 def test_an_algebraic_rewrite_is_information_not_impossible(evaluate, tmp_path):
     import json
 
-    from kbharness import gate
+    from kbharness.reporting import gate
 
     # Slow arithmetic, fast memory: the reference's matmul has a floor of seconds, writing the output next to none.
     sheet = tmp_path / "slow_flops.json"
@@ -327,7 +327,7 @@ def test_a_reference_that_does_not_fit_is_too_large_not_the_candidates_fault(eva
 
 
 def test_the_constant_output_problem_is_flagged_and_the_gate_fails_it(evaluate):
-    from kbharness import gate
+    from kbharness.reporting import gate
 
     r = evaluate("zeros.py", problem=_problem("10_Constant_output.py"))
     assert r.verdict is Verdict.CORRECT
@@ -362,7 +362,7 @@ def _settings():
 
 
 def test_models_are_constructed_on_the_device_and_host_only_ones_on_the_host():
-    from kbharness import evaluate as ev
+    from kbharness.judge import evaluate as ev
     meta = torch.device("meta")
     problem = type("Problem", (), {"Model": _PlainInit})
     found = ev.Findings()
@@ -375,7 +375,7 @@ def test_models_are_constructed_on_the_device_and_host_only_ones_on_the_host():
 
 
 def test_a_candidate_that_cannot_be_constructed_on_the_device_is_built_on_the_host_with_a_note():
-    from kbharness.candidate_runner import _Session
+    from kbharness.runner.candidate_runner import _Session
 
     session = _Session(None, ())
     session.settings, session.device = _settings(), torch.device("meta")
@@ -400,7 +400,7 @@ def test_the_judge_never_imports_the_candidate(tmp_path, monkeypatch):
 
 def _judged_here_with(tmp_path, monkeypatch, name: str, fails):
     from conftest import FAST, evaluate_here
-    from kbharness import evaluate as judge
+    from kbharness.judge import evaluate as judge
 
     monkeypatch.setattr(judge, name, fails)
     spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST), tmp_path / "cache")

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from kbharness.extract import Extraction, extract_code
+from kbharness.common.extract import Extraction, extract_code
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "level2"
 SEEDS = {

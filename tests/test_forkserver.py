@@ -9,9 +9,9 @@ import pytest
 
 from conftest import CANDIDATES, TINY_PROBLEM
 
-from kbharness import forkserver
-from kbharness.isolate import child_env
-from kbharness.results import Verdict
+from kbharness.execution import forkserver
+from kbharness.execution.isolate import child_env
+from kbharness.common.results import Verdict
 
 ENV_PROBE = '''
 import os
@@ -39,8 +39,8 @@ def test_forked_worker_gets_the_callers_environment_and_directory(evaluate, tmp_
     probe.write_text(ENV_PROBE)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     monkeypatch.chdir(tmp_path)
-    from kbharness.isolate import run_isolated
-    from kbharness.spec import EvalSpec, Settings
+    from kbharness.execution.isolate import run_isolated
+    from kbharness.common.spec import EvalSpec, Settings
 
     r = run_isolated(EvalSpec(TINY_PROBLEM, probe, Settings(device="cpu", n_runs=10), tmp_path / "cache"), gpu=3)
     assert r.verdict is Verdict.RUNTIME_ERROR

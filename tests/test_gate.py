@@ -3,8 +3,8 @@ import shutil
 import xml.etree.ElementTree as ET
 
 from conftest import CANDIDATES, FIXTURES
-from kbharness.gate import judge, junit_xml
-from kbharness.results import EvalRecord, Timing, Verdict
+from kbharness.reporting.gate import judge, junit_xml
+from kbharness.common.results import EvalRecord, Timing, Verdict
 from test_cli import FAST, invoke
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import CANDIDATES, FAST, FIXTURES, TINY_PROBLEM, reference_as_candidate
-from kbharness.results import Verdict
+from kbharness.common.results import Verdict
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
 GPU = FIXTURES / "gpu"
@@ -35,8 +35,8 @@ def test_work_hidden_on_a_side_stream_is_flagged(evaluate):
 
 
 def test_work_run_during_the_timers_lead_reads_poison(evaluate):
-    from kbharness.calls import Staged as _Staged
-    from kbharness.timing import CudaTimer
+    from kbharness.common.calls import Staged as _Staged
+    from kbharness.common.timing import CudaTimer
 
     timer = CudaTimer(torch.device("cuda"))
     values = torch.randn(1 << 20, device="cuda")
@@ -57,7 +57,7 @@ def test_work_run_during_the_timers_lead_reads_poison(evaluate):
 
 
 def test_host_time_before_the_first_launch_is_not_charged_to_the_call():
-    from kbharness.timing import CudaTimer
+    from kbharness.common.timing import CudaTimer
 
     timer = CudaTimer(torch.device("cuda"))
     cycles = int(0.2 * timer._cycles_per_ms)
@@ -72,7 +72,7 @@ def test_host_time_before_the_first_launch_is_not_charged_to_the_call():
 
 
 def test_a_call_that_waits_for_the_device_is_host_bound():
-    from kbharness.timing import CudaTimer
+    from kbharness.common.timing import CudaTimer
 
     timer = CudaTimer(torch.device("cuda"))
     x = torch.ones(1024, device="cuda")
@@ -183,7 +183,7 @@ def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
 
 
 def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
-    from kbharness import memory
+    from kbharness.common import memory
     device = torch.device("cuda")
     keeper = memory.Keeper(device, limit=0)  # no room on the device: everything kept waits on the host
     x = torch.randn(3, 1000, device=device)
@@ -194,7 +194,8 @@ def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
 
 
 def test_outputs_parked_on_the_host_are_compared_on_the_gpu_with_the_same_result():
-    from kbharness import check, memory
+    from kbharness.judge import check
+    from kbharness.common import memory
 
     device = torch.device("cuda")
     exact = torch.randn(3 * check.CHUNK + 5, dtype=torch.float64, device=device)
@@ -216,9 +217,9 @@ def test_triton_candidate_compiles_in_the_build_and_is_correct_with_its_kernel_i
 
 def test_the_build_pool_compiles_triton_kernels_and_the_evaluation_finds_them(tmp_path):
     pytest.importorskip("triton")
-    from kbharness.build import _compiled, build_all, entry_of
-    from kbharness.isolate import run_isolated
-    from kbharness.spec import EvalSpec, Settings
+    from kbharness.orchestration.build import _compiled, build_all, entry_of
+    from kbharness.execution.isolate import run_isolated
+    from kbharness.common.spec import EvalSpec, Settings
 
     good, broken = GPU / "triton_scale_shift.py", GPU / "triton_broken.py"
     built = {r.solution: r for r in build_all([good, broken], "cuda", tmp_path, 2,
@@ -235,7 +236,8 @@ def test_the_build_pool_compiles_triton_kernels_and_the_evaluation_finds_them(tm
 
 @pytest.mark.parametrize("name", ["cuda", "cpp", "triton", "cute", "tilelang"])
 def test_each_prompt_example_is_judged_correct(name, tmp_path, evaluate):
-    from kbharness import languages, prompt
+    from kbharness.common import languages
+    from kbharness.orchestration import prompt
 
     if name not in prompt.EXAMPLES:
         pytest.skip(f"kb prompt has no {name} example")
@@ -268,7 +270,7 @@ def test_a_cuda_buffer_is_one_device_allocation_seen_by_another_process():
     import subprocess
     import sys
 
-    from kbharness import sharedmem
+    from kbharness.boundary import sharedmem
 
     device = torch.device("cuda")
     buf = sharedmem.allocate(1, (3, 5), torch.float32, device)

@@ -3,8 +3,8 @@ import json
 from dataclasses import replace
 
 from conftest import CANDIDATES, TINY_PROBLEM
-from kbharness.history import against
-from kbharness.results import EvalRecord, Timing, Verdict
+from kbharness.reporting.history import against
+from kbharness.common.results import EvalRecord, Timing, Verdict
 from test_cli import FAST, invoke
 
 NOISE = (0.99, 1.0, 1.01, 1.0, 0.995, 1.005) * 5

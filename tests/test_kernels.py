@@ -1,5 +1,5 @@
 """Which profiled kernels are the candidate's own."""
-from kbharness.kernels import custom_kernels, kernel_identifier
+from kbharness.common.kernels import custom_kernels, kernel_identifier
 
 SOURCE = """
 __global__ void gemv_bias_act_kernel(const float* w, float* y) {}
@@ -31,7 +31,7 @@ def test_dsl_kernels_are_known_by_the_names_their_compilers_give_them():
                 ("gemv2T_kernel_val<int, float, 128>(...)", 9.0)]
     assert custom_kernels(launched, tilelang) == [launched[0][0], launched[1][0]]
     assert custom_kernels(launched[:1], "") == []
-    from kbharness import languages
+    from kbharness.common import languages
     assert languages.is_own_kernel("kernel_cutlass_gemv_rows_tensorptrf32_0", cute)
     assert not languages.is_own_kernel("kernel_cutlass_other_tensorptrf32_0", cute)
 

@@ -6,11 +6,11 @@ import dataclasses
 import pytest
 
 from conftest import CANDIDATES, FAST, TINY_PROBLEM, evaluate_here
-from kbharness import languages
-from kbharness.evaluate import classify_exception
-from kbharness.kernels import custom_kernels
-from kbharness.results import Verdict
-from kbharness.spec import EvalSpec, Settings
+from kbharness.common import languages
+from kbharness.judge.evaluate import classify_exception
+from kbharness.common.kernels import custom_kernels
+from kbharness.common.results import Verdict
+from kbharness.common.spec import EvalSpec, Settings
 
 TRITON_SRC = '''import torch
 import triton

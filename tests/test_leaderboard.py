@@ -3,8 +3,8 @@ import math
 import pandas as pd
 import pytest
 
-from kbharness import leaderboard as lb
-from kbharness.results import Verdict
+from kbharness.reporting import leaderboard as lb
+from kbharness.common.results import Verdict
 from test_store import make
 
 

@@ -2,7 +2,7 @@
 import pytest
 
 from conftest import CANDIDATES, TINY_PROBLEM
-from kbharness.loading import LoadError, exec_module, load_model_new, load_problem, read_solution
+from kbharness.common.loading import LoadError, exec_module, load_model_new, load_problem, read_solution
 
 
 def test_problem_loads_and_size_override_changes_inputs():

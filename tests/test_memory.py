@@ -2,7 +2,7 @@
 The device paths (the cap, peaks, host parking) run in tests/test_gpu.py."""
 import torch
 
-from kbharness import memory
+from kbharness.common import memory
 
 
 def test_nbytes_counts_nested_tensors_and_nothing_else():

@@ -9,8 +9,8 @@ import torch
 import torch.nn as nn
 
 from conftest import TINY_PROBLEM
-from kbharness import prewarm
-from kbharness.languages.base import Language, imports
+from kbharness.orchestration import prewarm
+from kbharness.common.languages.base import Language, imports
 
 
 class KernelError(Exception):

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from kbharness.problems import ProblemError, discover, problem_from_path, resolve, solutions_for
+from kbharness.common.problems import ProblemError, discover, problem_from_path, resolve, solutions_for
 
 ROOT = Path(__file__).resolve().parent.parent
 

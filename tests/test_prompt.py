@@ -14,8 +14,8 @@ def test_prompt_holds_the_problem_source_and_an_example_for_the_device():
 
 
 def test_prompt_in_triton_has_a_triton_example_that_is_detected_as_triton():
-    from kbharness import languages
-    from kbharness.prompt import EXAMPLE_TRITON
+    from kbharness.common import languages
+    from kbharness.orchestration.prompt import EXAMPLE_TRITON
 
     r = invoke("prompt", "2/71", "--problems-dir", ROOT / "problems", "--language", "triton")
     assert r.exit_code == 0
@@ -26,8 +26,8 @@ def test_prompt_in_triton_has_a_triton_example_that_is_detected_as_triton():
 
 
 def test_every_prompt_example_is_detected_as_its_language_and_defines_its_kernel():
-    from kbharness import languages
-    from kbharness.prompt import EXAMPLES
+    from kbharness.common import languages
+    from kbharness.orchestration.prompt import EXAMPLES
 
     for name, (example, _) in EXAMPLES.items():
         assert languages.detect(example).name == name

@@ -1,9 +1,9 @@
 """Rendered tables and notes: the columns a reader needs to tell rows apart."""
 from rich.console import Console
 
-from kbharness import leaderboard as lb
-from kbharness import render
-from kbharness.results import Verdict
+from kbharness.reporting import leaderboard as lb
+from kbharness.reporting import render
+from kbharness.common.results import Verdict
 from test_store import make
 
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from kbharness import leaderboard as lb
-from kbharness.report import markdown, write_csv, write_json
-from kbharness.results import EvalRecord, Timing, Verdict
+from kbharness.reporting import leaderboard as lb
+from kbharness.reporting.report import markdown, write_csv, write_json
+from kbharness.common.results import EvalRecord, Timing, Verdict
 from test_cli import invoke
 
 
@@ -93,7 +93,7 @@ def _html_records(tmp_path):
 def test_html_figures_label_every_dot_and_keep_one_colour_per_level(tmp_path):
     from matplotlib.colors import to_hex
 
-    from kbharness import html_report
+    from kbharness.reporting import html_report
 
     frame, board = html_report.frames(_html_records(tmp_path))
     figs = html_report.figures(frame, board)

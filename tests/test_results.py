@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from kbharness.results import SCHEMA_VERSION, EvalRecord, SchemaError, Verdict
+from kbharness.common.results import SCHEMA_VERSION, EvalRecord, SchemaError, Verdict
 
 V1 = {"problem": "1/1", "problem_path": "p/1/1.py", "solution_path": "s/a.py", "solution_sha256": "a" * 64,
       "verdict": "correct", "flags": [], "schema_version": 1}

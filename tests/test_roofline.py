@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from conftest import ROOT
-from kbharness import roofline
-from kbharness.loading import load_problem
-from kbharness.results import Verdict
+from kbharness.judge import roofline
+from kbharness.common.loading import load_problem
+from kbharness.common.results import Verdict
 from test_suite import SMALL
 
 # (problem, tensor flops, other flops, bytes) at the SMALL sizes, by hand:

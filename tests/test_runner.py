@@ -7,11 +7,11 @@ import sys
 import time
 
 from conftest import CANDIDATES, FAST, FIXTURES, ROOT, TINY_PROBLEM
-from kbharness.problems import problem_from_path
-from kbharness.results import Verdict
-from kbharness.runner import Job, evaluate_jobs
-from kbharness.spec import Settings
-from kbharness.store import Store
+from kbharness.common.problems import problem_from_path
+from kbharness.common.results import Verdict
+from kbharness.orchestration.jobs import Job, evaluate_jobs
+from kbharness.common.spec import Settings
+from kbharness.orchestration.store import Store
 
 
 def test_second_run_takes_results_from_the_store_unless_forced(tmp_path, build_cache):
@@ -54,7 +54,7 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
     assert "interrupted; every finished evaluation is in the store" in err
     lines = store.read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["verdict"] == "correct"
-    leftover = subprocess.run(["pgrep", "-f", f"kbharness.worker.*{tmp_path.name}"], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", f"kbharness.execution.worker.*{tmp_path.name}"], capture_output=True)
     assert leftover.stdout == b""
 
     rerun = [str(CANDIDATES / "wrong.py") if c.endswith("hang.py") else c for c in cmd]
@@ -65,8 +65,8 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
 
 
 def test_candidates_are_evaluated_as_their_builds_finish(tmp_path, build_cache):
-    from kbharness.build import BuildPool
-    from kbharness.runner import _in_build_order
+    from kbharness.orchestration.build import BuildPool
+    from kbharness.orchestration.jobs import _in_build_order
 
     problem = problem_from_path(TINY_PROBLEM)
     jobs = [Job(problem, CANDIDATES / "hang_in_build.py"), Job(problem, CANDIDATES / "correct.py")]

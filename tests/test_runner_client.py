@@ -8,8 +8,8 @@ import threading
 import pytest
 import torch
 
-from kbharness import runner_client, sharedmem, wire
-from kbharness.results import Verdict
+from kbharness.boundary import runner_client, sharedmem, wire
+from kbharness.common.results import Verdict
 
 
 def _runner_saying(*replies) -> runner_client.Runner:

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from conftest import CANDIDATES, TINY_PROBLEM
 
 import kbharness
-from kbharness import sandbox
-from kbharness.build import build_all, entry_of
+from kbharness.execution import sandbox
+from kbharness.orchestration.build import build_all, entry_of
 from kbharness.cli import main
-from kbharness.results import Verdict
+from kbharness.common.results import Verdict
 
 FAST = ["--device", "cpu", "--trials", "2", "--runs", "10", "--warmup", "1", "--time-budget", "1", "-q", "--no-store"]
 
@@ -147,7 +147,7 @@ def test_the_runner_can_neither_stop_nor_read_its_judge(evaluate, monkeypatch, p
     """In a PID namespace of its own (on the CPU) the judge has no pid the candidate could
     name; in the judge's (on the GPU, where CUDA refuses a nested one) the signal filter
     refuses the kill, and the judge, not dumpable, cannot be read through /proc."""
-    from kbharness import isolate
+    from kbharness.execution import isolate
 
     monkeypatch.setattr(isolate, "_runner_pid_namespace", lambda spec: pid_namespace)
     for route in ("escape_judge.py", "escape_judge_memory.py"):

@@ -3,7 +3,7 @@ import sys
 
 import torch
 
-from kbharness.spec import DTYPES, PRECISIONS
+from kbharness.common.spec import DTYPES, PRECISIONS
 
 
 def test_each_precision_has_its_torch_dtype():

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from kbharness.results import CheckResult, EvalRecord, Timing, TrialError, Verdict
-from kbharness.store import Store, StoreError
+from kbharness.common.results import CheckResult, EvalRecord, Timing, TrialError, Verdict
+from kbharness.orchestration.store import Store, StoreError
 
 
 def make(problem="1/1", sha="a" * 64, verdict=Verdict.CORRECT, ref=(2.0, 2.0, 4.0), new=(1.0, 1.0, 3.0), **kw):

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from conftest import ROOT
-from kbharness.loading import load_problem
-from kbharness.problems import discover, solutions_for
-from kbharness.results import Verdict
+from kbharness.common.loading import load_problem
+from kbharness.common.problems import discover, solutions_for
+from kbharness.common.results import Verdict
 
 SMALL = {
     "1/1": {"N": 64},

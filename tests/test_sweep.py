@@ -6,8 +6,8 @@ import shutil
 import pytest
 
 from conftest import CANDIDATES, FIXTURES
-from kbharness.problems import problem_from_path
-from kbharness.sweep import SweepError, candidates, place
+from kbharness.common.problems import problem_from_path
+from kbharness.orchestration.sweep import SweepError, candidates, place
 from test_cli import FAST, invoke
 
 PROBLEMS = FIXTURES / "problems"

@@ -2,7 +2,7 @@ import time
 
 import torch
 
-from kbharness.timing import CpuTimer, cache_bytes
+from kbharness.common.timing import CpuTimer, cache_bytes
 
 
 def test_cpu_timer_measures_the_call_and_returns_its_output():
@@ -21,7 +21,7 @@ def test_flush_buffer_is_twice_the_cache():
 def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():
     import random
 
-    from kbharness.results import Timing
+    from kbharness.common.results import Timing
 
     rng = random.Random(1)
     covered = 0
@@ -36,7 +36,7 @@ def test_median_interval_covers_the_true_median_about_95_percent_of_the_time():
 
 
 def test_a_moved_clock_or_temperature_is_worth_a_warning():
-    from kbharness.env import state_drift
+    from kbharness.common.env import state_drift
 
     start = {"sm_mhz": 1980.0, "temp_c": 40.0}
     assert state_drift(start, {"sm_mhz": 1950.0, "temp_c": 45.0}) == ""
@@ -65,7 +65,7 @@ def test_a_staged_call_finds_its_inputs_poisoned_then_loaded_before_it_runs():
 
 
 def test_poison_is_wrong_for_every_dtype_and_load_restores_the_values():
-    from kbharness.calls import Staged as _Staged
+    from kbharness.common.calls import Staged as _Staged
 
     values = [torch.randn(8), torch.arange(8), torch.tensor([True, False]), 3]
     buffers = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
@@ -79,7 +79,7 @@ def test_poison_is_wrong_for_every_dtype_and_load_restores_the_values():
 
 def _once(host_ms, log):
     """A fake CUDA attempt: the device reaches the start event 0.01 ms after the lead ends."""
-    from kbharness.timing import CallTime, Timed
+    from kbharness.common.timing import CallTime, Timed
 
     def once(lead_ms):
         log.append(lead_ms)
@@ -89,7 +89,7 @@ def _once(host_ms, log):
 
 
 def test_a_lead_grows_until_the_call_is_queued_and_keeps_that_length():
-    from kbharness.timing import FIRST_LEAD_MS, Lead
+    from kbharness.common.timing import FIRST_LEAD_MS, Lead
 
     lead, log = Lead(), []
     once = _once(lambda lead_ms: 1.0, log)
@@ -100,7 +100,7 @@ def test_a_lead_grows_until_the_call_is_queued_and_keeps_that_length():
 
 
 def test_a_model_that_waits_for_the_device_gets_one_attempt_once_it_proved_host_bound():
-    from kbharness.timing import ATTEMPTS, FIRST_LEAD_MS, Lead
+    from kbharness.common.timing import ATTEMPTS, FIRST_LEAD_MS, Lead
 
     lead, log = Lead(), []
     once = _once(lambda lead_ms: lead_ms + 0.5, log)
@@ -110,7 +110,7 @@ def test_a_model_that_waits_for_the_device_gets_one_attempt_once_it_proved_host_
 
 
 def test_one_host_bound_hiccup_keeps_the_lead_and_costs_one_call():
-    from kbharness.timing import Lead
+    from kbharness.common.timing import Lead
 
     lead, log = Lead(), []
     lead.run(_once(lambda lead_ms: 1.0, log))
@@ -128,9 +128,10 @@ def test_an_evaluation_and_a_baseline_take_their_times_from_the_timer_protocol(t
     import pytest
 
     from conftest import CANDIDATES, FAST, TINY_PROBLEM, evaluate_here
-    from kbharness import baseline, timing
-    from kbharness.results import Verdict
-    from kbharness.spec import EvalSpec, Settings
+    from kbharness.orchestration import baseline
+    from kbharness.common import timing
+    from kbharness.common.results import Verdict
+    from kbharness.common.spec import EvalSpec, Settings
 
     fake = timing.FakeTimer({"candidate": [1.0, 1.2], "reference": [2.5, 3.0]})
     monkeypatch.setitem(timing.TIMERS, "cpu", lambda device: fake)
@@ -146,7 +147,7 @@ def test_an_evaluation_and_a_baseline_take_their_times_from_the_timer_protocol(t
 
 
 def test_the_fake_timer_stages_inputs_and_applies_on_return_like_the_real_ones():
-    from kbharness.timing import FakeTimer
+    from kbharness.common.timing import FakeTimer
 
     log = []
     timed = FakeTimer({"m": [0.5]}, host_bound=True).time(lambda: log.append("call") or 3, lambda out: out + 1,

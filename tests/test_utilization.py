@@ -1,8 +1,8 @@
 """Each device's idle fraction over a run, from the evaluations' spans less their build phases."""
 import pytest
 
-from kbharness.backends import LocalBackend
-from kbharness.utilization import Span, describe, idle_fractions
+from kbharness.orchestration.backends import LocalBackend
+from kbharness.orchestration.utilization import Span, describe, idle_fractions
 
 
 def test_idle_is_what_the_spans_less_their_builds_leave_of_the_run():
@@ -15,7 +15,7 @@ def test_idle_is_what_the_spans_less_their_builds_leave_of_the_run():
 
 def test_the_local_backend_records_each_evaluations_span(evaluate, tmp_path, build_cache):
     from conftest import CANDIDATES, FAST, TINY_PROBLEM
-    from kbharness.spec import EvalSpec, Settings
+    from kbharness.common.spec import EvalSpec, Settings
 
     backend = LocalBackend(sandboxed=False)
     spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST), build_cache)

@@ -1,7 +1,7 @@
 import torch
 
-from kbharness.checks.aliasing import fresh_memory_each_call, own_memory
-from kbharness.checks.registry import RepeatCall, TrialCall
+from kbharness.judge.checks.aliasing import fresh_memory_each_call, own_memory
+from kbharness.judge.checks.registry import RepeatCall, TrialCall
 
 
 def test_an_output_that_is_an_input_or_a_parameter_fails():

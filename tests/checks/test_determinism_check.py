@@ -1,7 +1,7 @@
 import torch
 
-from kbharness.checks.determinism import same_answer_twice
-from kbharness.checks.registry import RepeatCall
+from kbharness.judge.checks.determinism import same_answer_twice
+from kbharness.judge.checks.registry import RepeatCall
 
 
 def test_two_different_answers_fail_unless_the_reference_is_stochastic():

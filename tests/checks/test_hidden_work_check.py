@@ -1,5 +1,5 @@
-from kbharness.checks.hidden_work import nothing_left_running
-from kbharness.checks.registry import TimingRun
+from kbharness.judge.checks.hidden_work import nothing_left_running
+from kbharness.judge.checks.registry import TimingRun
 
 
 def _run(pending_new, pending_ref, new_ms=1.0):

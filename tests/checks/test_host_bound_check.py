@@ -1,5 +1,5 @@
-from kbharness.checks.host_bound import device_kept_busy
-from kbharness.checks.registry import TimingRun
+from kbharness.judge.checks.host_bound import device_kept_busy
+from kbharness.judge.checks.registry import TimingRun
 
 
 def test_flagged_only_when_most_timed_calls_waited_for_the_host():

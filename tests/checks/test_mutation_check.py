@@ -1,7 +1,7 @@
 import torch
 
-from kbharness.checks.mutation import inputs_unchanged
-from kbharness.checks.registry import TrialCall
+from kbharness.judge.checks.mutation import inputs_unchanged
+from kbharness.judge.checks.registry import TrialCall
 
 
 def _call(expected, after):

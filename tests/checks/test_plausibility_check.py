@@ -1,5 +1,5 @@
-from kbharness.checks.plausibility import within_reason
-from kbharness.checks.registry import TimingRun
+from kbharness.judge.checks.plausibility import within_reason
+from kbharness.judge.checks.registry import TimingRun
 
 
 def test_a_speedup_beyond_the_limit_is_flagged_for_review():

@@ -1,8 +1,8 @@
 """The registry: each phase's checks in their order, and a check's declaration validated."""
 import pytest
 
-from kbharness import checks
-from kbharness.checks import registry
+from kbharness.judge import checks
+from kbharness.judge.checks import registry
 
 
 def test_phases_hold_their_checks_in_order_with_their_severities():

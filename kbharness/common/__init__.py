@@ -1,0 +1,1 @@
+"""What both sides use and neither decides: settings, records, problems, loading, timers, memory."""

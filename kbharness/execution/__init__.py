@@ -1,0 +1,1 @@
+"""Processes an evaluation runs in: the sandbox, the fork server, the worker that holds judge and runner."""

@@ -1,0 +1,1 @@
+"""The judge: reference, inputs, comparisons, checks, verdicts. It never imports candidate code."""

@@ -1,0 +1,1 @@
+"""Many evaluations: jobs, backends, builds ahead of them, baselines, the store, sweeps."""

@@ -1,0 +1,1 @@
+"""What runs wrote, read back: tables, exports, HTML, leaderboards, history, the CI gate."""
