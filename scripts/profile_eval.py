@@ -2,9 +2,10 @@
 
     python scripts/profile_eval.py PROBLEM_FILE SOLUTION_FILE [--device cuda] [--memory-limit 80] [--top 25]
 
-Runs ``evaluate`` in this process (no worker, no sandbox: meant for the harness's own
-references and trusted candidates) under cProfile, and prints the phases' durations and the
-functions with the most cumulative time. For finding what makes a large problem slow.
+Runs the judge (``evaluate``) in this process with its runner forked from it first (no worker,
+no sandbox: meant for the harness's own references and trusted candidates) under cProfile,
+and prints the phases' durations and the functions with the most cumulative time (time in
+``receive`` is the runner's). For finding what makes a large problem slow.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kbharness.judge.evaluate import evaluate  # noqa: E402
 from kbharness.common.buildcache import DEFAULT_CACHE_DIR  # noqa: E402
 from kbharness.common.spec import EvalSpec, Settings  # noqa: E402
+from kbharness.runner import launch  # noqa: E402
 
 
 def main() -> int:
@@ -37,9 +39,13 @@ def main() -> int:
     marks: list[tuple[str, float]] = [("start", time.perf_counter())]
     profiler = cProfile.Profile()
     with tempfile.TemporaryDirectory() as run_dir:
+        runner = launch.start(Path(run_dir) / "runner", None)  # before this process touches CUDA
         profiler.enable()
-        record = evaluate(spec, Path(run_dir), phase=lambda p: marks.append((p, time.perf_counter())))
-        profiler.disable()
+        try:
+            record = evaluate(spec, Path(run_dir), phase=lambda p: marks.append((p, time.perf_counter())), runner=runner)
+        finally:
+            profiler.disable()
+            runner.stop()
     marks.append(("end", time.perf_counter()))
     print(f"{args.problem.name}: {record.verdict.value} {record.message}".rstrip())
     print("phases: " + ", ".join(f"{a} {b_t - a_t:.2f} s" for (a, a_t), (_, b_t) in zip(marks, marks[1:])))

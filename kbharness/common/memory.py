@@ -2,8 +2,8 @@
 
 An evaluation's device memory is one trial's working set (that trial's inputs and both
 models' outputs, their parameters, the flush buffer) plus the reference's answers kept for
-the trials to come, which wait on the host once they would take more than half of the cap
-less the runner's share (the candidate's process works on the same device).
+the trials to come, which wait on the host once they would take more than half of the cap.
+The cap is per process: the runner, and the buffers the two share, come on top.
 Keeping every trial's inputs, outputs and float64 copies on the device at once ran 139 GiB
 GPUs out of memory on problems that KernelBench evaluates on 80 GB ones (a level-1 problem
 can have 6 GiB of input and 6 GiB of output). ``--memory-limit`` caps torch's allocator, so
@@ -29,8 +29,7 @@ def nbytes(obj: Any) -> int:
 
 class Keeper:
     """Where the reference's kept answers wait for the candidate: on the device while they fit
-    in half of what the evaluation may allocate less the runner's share (``leave``), else on
-    the host. Host copies cost a slow
+    in half of what the judge may allocate, else on the host. Host copies cost a slow
     round trip per trial (a 6 GiB output took over a minute an evaluation), device copies
     the memory a 40 GB GPU would not have; the cap decides."""
 
@@ -42,11 +41,6 @@ class Keeper:
             cap = limit if limit is not None else torch.cuda.get_device_properties(index).total_memory
             self.budget = cap // 2 - torch.cuda.memory_allocated(index)
         self.used = 0
-
-    def leave(self, nbytes_: int) -> None:
-        """Leave ``nbytes_`` of the budget to the runner, whose process shares the device: the
-        candidate's working set, expected to be the reference's."""
-        self.budget -= nbytes_
 
     def fits(self, obj: Any, reserve: int = 0) -> bool:
         """Whether ``obj`` fits on the device with ``reserve`` bytes left for what must come after it."""
