@@ -161,6 +161,21 @@ def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate)
     assert not [f for f in honest.flags if f.startswith("timing disagrees")], honest.flags
 
 
+def test_the_clocks_decision_on_the_h200s_numbers():
+    """A forged 2 ms call against a 6 us reference on the H200: its speedups agreed within 1.5x
+    (the 0.068 ms the clock gave the reference is mostly its own overhead) while the clock
+    timed the call 16.6x longer than reported; the candidate's own ratio decides that alone.
+    Honest records of the KernelBench sweep (worst ratio 1.04), calls too short to time, and a
+    reference that is slower flushed than batched, raise nothing."""
+    from kbharness.judge.evaluate import _clock_disagrees
+
+    assert _clock_disagrees(ref_ms=0.0061, new_ms=0.12, clock_ref=0.068, clock_new=1.99, device_type="cuda")
+    assert _clock_disagrees(ref_ms=2.0, new_ms=0.1, clock_ref=2.0, clock_new=2.0, device_type="cuda")
+    assert not _clock_disagrees(ref_ms=3.1, new_ms=2.9, clock_ref=3.0, clock_new=3.02, device_type="cuda")
+    assert not _clock_disagrees(ref_ms=0.01, new_ms=0.05, clock_ref=0.02, clock_new=0.3, device_type="cuda")
+    assert not _clock_disagrees(ref_ms=4.0, new_ms=1.0, clock_ref=2.0, clock_new=1.05, device_type="cuda")
+
+
 def test_work_deferred_past_the_runners_reply_is_outside_the_judges_clock_and_wrong(evaluate, tmp_path):
     """The runner replies to a batch after one call and writes the others into the judge's
     buffers while the judge compares them. Judged from those buffers, it was correct and 3.9x

@@ -668,10 +668,11 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     for r in range(rounds):
         base = secrets.randbits(31)
         seeds = [base + CALL_SEED_OFFSET + k for k in range(calls)]
-        # The reference's batch runs on the inputs themselves, which are then drawn again from
-        # their seeds for the candidate (kept as copies where get_inputs() cannot redraw them).
+        # The reference's batch runs on the inputs themselves. On a GPU they are then drawn again
+        # from their seeds for the candidate, which costs no memory and little time; on the host,
+        # or where get_inputs() cannot redraw them, copies are kept (host RNG is slow).
         sets = draw()
-        kept = [clone(s) for s in sets] if not ref.redraw else None
+        kept = [clone(s) for s in sets] if not ref.redraw or device.type != "cuda" else None
         outs = [None] * calls
         _sync(device)
         t0 = time.perf_counter_ns()
@@ -705,23 +706,29 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     seeding = _seeding_ms(device)
     clock_ref = max(statistics.median(ref_walls) - seeding, 1e-6)
     clock_new = max(statistics.median(new_walls) - seeding - 2 * statistics.median(copies), 1e-6)
-    # Two ratios, both 1 for a runner that tells the truth about a device-bound call: the clock's
-    # time of a candidate call over its event time, and the events' speedup over the clock's.
-    # Forged times raise both; a cold cache (the events flush it, a batch does not) lowers the
-    # first, and a reference slower when flushed only raises the second.
     slower = clock_new / new_ms
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
     decisive = clock_new >= CLOCK_MIN_MS.get(device.type, 0.0)
     found.clock = {"calls": calls, "rounds": rounds, "ref_ms": clock_ref, "new_ms": clock_new,
                    "copy_ms": statistics.median(copies), "new_over_events": slower if decisive else None,
                    "agreement": agreement if decisive else None}
-    # A reference too short for the clock is mostly the judge's own overhead there: the
-    # speedups cannot be compared, and the candidate's own ratio decides alone.
-    short_ref = clock_ref < CLOCK_MIN_MS.get(device.type, 0.0)
-    if decisive and slower > CLOCK_TOLERANCE and (agreement > CLOCK_TOLERANCE or short_ref):
+    if _clock_disagrees(ref_ms, new_ms, clock_ref, clock_new, device.type):
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
                            f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
                            f"against {ref_ms / new_ms:.3g}x by the runner's times: no speedup is recorded")
+
+
+def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: float, device_type: str) -> bool:
+    """Two ratios, both 1 for a runner that tells the truth about a device-bound call: the
+    clock's time of a candidate call over its event time, and the events' speedup over the
+    clock's. Forged times raise both; a cold cache (the events flush it, a batch does not) lowers
+    the first, and a reference slower when flushed only raises the second. Calls shorter than
+    ``CLOCK_MIN_MS`` are mostly the host's overhead on the clock: a candidate's decides nothing,
+    and against a reference's the speedups cannot be compared, so the candidate's ratio decides alone."""
+    floor = CLOCK_MIN_MS.get(device_type, 0.0)
+    if clock_new < floor or clock_new / new_ms <= CLOCK_TOLERANCE:
+        return False
+    return clock_ref < floor or (ref_ms / new_ms) / (clock_ref / clock_new) > CLOCK_TOLERANCE
 
 
 def _calls_that_fit(ref: _Reference) -> int:
