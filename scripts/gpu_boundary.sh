@@ -22,7 +22,7 @@ done
 section "which step of the runner's confinement hides the GPU"
 python - <<'PY'
 import os, subprocess, sys
-from kbharness import sandbox
+from kbharness.execution import sandbox
 scratch = sandbox.scratch_root() / "probe"
 scratch.mkdir(parents=True, exist_ok=True)
 box = sandbox.Sandbox(writable=(str(sandbox.scratch_root()),))

@@ -33,7 +33,7 @@ fi
 # can create its CUDA context, else say so loudly and run this session's scripts unsandboxed.
 if ! python -c "
 import subprocess, sys
-from kbharness import sandbox
+from kbharness.execution import sandbox
 sandbox.check()
 probe = \"import torch; raise SystemExit(0 if torch.ones(4, device='cuda').sum().item() == 4 else 1)\"
 box = sandbox.Sandbox(writable=(str(sandbox.scratch_root()),))

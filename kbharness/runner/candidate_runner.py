@@ -63,6 +63,19 @@ def serve(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
         wire.send_reply(sock, reply)
 
 
+def _load_libraries(device: torch.device) -> None:
+    """cuBLAS and cuDNN load their kernels at their first call, tenths of a second in a fresh
+    process: called here, before the candidate is imported, while the judge runs the reference,
+    they are not in the candidate's first call (nor in the evaluation's wall time)."""
+    x = torch.ones(1, 8, 8, 8, device=device)
+    torch.nn.functional.conv2d(x, torch.ones(8, 8, 3, 3, device=device))
+    torch.nn.functional.conv_transpose2d(x, torch.ones(8, 8, 3, 3, device=device))
+    x.flatten(1) @ torch.ones(512, 8, device=device)
+    torch.cuda.synchronize(device)
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats(device)
+
+
 def _candidate(fn):
     try:
         return fn()
@@ -94,6 +107,8 @@ class _Session:
             return {"notes": self.notes, "no_gpu": True}
         self.scratch = Path(scratch)
         limit = memory.apply_limit(self.device, self.settings.memory_limit_gib)
+        if self.device.type == "cuda":
+            _load_libraries(self.device)
         self.meter = memory.PeakMeter(self.device, limit)
         self.snapshot = guard.Snapshot()
         return {"notes": self.notes}
