@@ -161,6 +161,19 @@ def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate)
     assert not [f for f in honest.flags if f.startswith("timing disagrees")], honest.flags
 
 
+@pytest.mark.parametrize("reported", [1, 2.5])
+def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_path, reported):
+    """60 ms calls (reported whole, or as 24 ms): one call each on the judge's clock, not
+    eleven, and the forged one still caught."""
+    slow = tmp_path / f"takes_60ms_reports_1_in_{reported}.py"
+    slow.write_text((CANDIDATES / "forges_timing.py").read_text()
+                    .replace("time.sleep(0.002)", "time.sleep(0.06)").replace("call_ms / 20", f"call_ms / {reported}"))
+    r = evaluate(slow)
+    assert r.verdict is Verdict.CORRECT and r.judge_clock["calls"] == 1 and r.judge_clock["rounds"] == 1, r.judge_clock
+    disagrees = [f for f in r.flags if f.startswith("timing disagrees with the judge's clock")]
+    assert bool(disagrees) is (reported > 1) and (r.speedup is None) is (reported > 1), (r.flags, r.judge_clock)
+
+
 def test_the_clocks_decision_on_the_h200s_numbers():
     """A forged 2 ms call against a 6 us reference on the H200: its speedups agreed within 1.5x
     (the 0.068 ms the clock gave the reference is mostly its own overhead) while the clock

@@ -654,15 +654,20 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     timed around its calls here, the candidate's from request until the judge holds its own copy
     of every output (work the runner defers past its reply is either in that copy, and so on
     the clock, or not, and so wrong), once with ``calls`` calls and once with one, so that the
-    difference is ``calls - 1`` calls and the request's own cost cancels. Every copy is verified. Where the candidate's calls are long
+    difference is ``calls - 1`` calls and the request's own cost cancels (a call long enough to
+    fill a batch alone is timed once, whole). Every copy is verified. Where the candidate's calls are long
     enough for the clock to see past the host's overhead, a runner whose times make them more
     than ``CLOCK_TOLERANCE`` times shorter than the clock, and its speedup as many times
     larger, is flagged and the record keeps no speedup."""
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
     ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
-    calls = max(2, min(CLOCK_MAX_CALLS, int(CLOCK_BATCH_MS / max(new_ms, 1e-3)),
-                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), _calls_that_fit(ref)))
-    rounds = CLOCK_ROUNDS if calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
+    # A candidate call that fills a batch by itself is timed once, whole: the request's own
+    # cost (a millisecond) is lost in it, and repeating it would cost calls of seconds on a host.
+    alone = new_ms >= CLOCK_BATCH_MS
+    calls = 1 if alone else max(2, min(CLOCK_MAX_CALLS, int(CLOCK_BATCH_MS / max(new_ms, 1e-3)),
+                                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), _calls_that_fit(ref)))
+    rounds = CLOCK_ROUNDS if not alone and calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
+    batches = (1,) if alone else (calls, 1)
     ref_walls, new_walls, copies = [], [], []
     draw = lambda: [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]  # noqa: E731
     for r in range(rounds):
@@ -685,9 +690,9 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
         sets = kept if kept is not None else draw()
         del kept
         copies.append(_copy_ms(outs, device))
-        for _ in range(CLOCK_REPEATS):
+        for _ in range(1 if alone else CLOCK_REPEATS):
             walls = []
-            for n in (calls, 1):
+            for n in batches:
                 refs, out_ids = cand.stage_batch(sets[:n], outs[:n])
                 _sync(device)
                 t0 = time.perf_counter_ns()
@@ -699,7 +704,7 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
                 for k, out in enumerate(sealed):
                     _judge_sealed(ref, outs[k], out, delivered[k], sets[k], seeds[k], f"batch {r} call {k}", found)
                 del delivered, sealed
-            new_walls.append((walls[0] - walls[1]) / (calls - 1))
+            new_walls.append(walls[0] if alone else (walls[0] - walls[1]) / (calls - 1))
         del sets, outs
     # Both batches seed the RNG before each call, the runner copies each output into the judge's
     # buffers and the judge copies it out: those, timed here, are neither model's.
