@@ -27,6 +27,22 @@ def test_correct_candidate_gets_errors_timings_and_speedup(evaluate):
     assert r.env["torch"] and r.env["device"] == "cpu"
 
 
+def test_the_record_says_where_the_evaluations_time_went(evaluate):
+    r = evaluate("correct.py")
+    assert list(r.phase_s)[:2] == ["reference", "waiting for the runner's start"]
+    assert {"build", "check", "time", "judge's clock"} <= set(r.phase_s)
+    assert all(v >= 0 for v in r.phase_s.values()) and sum(r.phase_s.values()) <= r.wall_s
+
+
+def test_the_runner_loads_cudnn_only_for_a_problem_that_names_its_ops(tmp_path):
+    from kbharness.judge.evaluate import _libraries
+
+    conv = tmp_path / "conv.py"
+    conv.write_text("self.conv = nn.Conv2d(3, 8, 3)")
+    assert _libraries(conv) == ("cudnn",) and _libraries(TINY_PROBLEM) == ()
+    assert _libraries(tmp_path / "missing.py") == ()
+
+
 def test_cpu_timing_path_sees_a_5ms_sleep(evaluate):
     r = evaluate("slow.py")
     assert r.verdict is Verdict.CORRECT

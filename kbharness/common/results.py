@@ -228,6 +228,8 @@ class EvalRecord:
     # The judge's own clock over back-to-back calls (evaluate._judge_clock): per-call ms of both
     # models, and how far the runner's event speedup exceeds the clock's ("agreement", 1 = equal).
     judge_clock: dict[str, Any] = field(default_factory=dict)
+    # Where the evaluation's wall time went: seconds of each of its parts, in order.
+    phase_s: dict[str, float] = field(default_factory=dict)
     timestamp_utc: str = ""
     schema_version: int = SCHEMA_VERSION
 

@@ -50,10 +50,11 @@ class RemoteCandidate:
         attach, fds = self.exchange.announce()
         return self.runner.request(op, attach=attach, fds=fds, **fields)
 
-    def begin(self, spec_json: str, scratch: str) -> None:
-        """Start the runner's session; it makes its device context while the judge runs the
-        reference (two contexts one after the other cost the sweep a sixth of its time)."""
-        self.runner.send("start", spec=spec_json, scratch=scratch)
+    def begin(self, spec_json: str, scratch: str, libraries: tuple[str, ...] = ()) -> None:
+        """Start the runner's session; it makes its device context, and loads ``libraries``,
+        while the judge runs the reference (two contexts one after the other cost the sweep a
+        sixth of its time)."""
+        self.runner.send("start", spec=spec_json, scratch=scratch, libraries=list(libraries))
 
     def started(self) -> tuple[list[str], bool]:
         """The runner's notes, and whether it sees the GPU (asked before it holds any candidate
