@@ -193,7 +193,7 @@ def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_pa
 def test_the_clocks_decision_on_the_h200s_numbers():
     """A forged 2 ms call against a 6 us reference on the H200: its speedups agreed within 1.5x
     (the 0.068 ms the clock gave the reference is mostly its own overhead) while the clock
-    timed the call 16.6x longer than reported; the candidate's own ratio decides that alone.
+    timed the call 16.6x longer than reported, and 29x the reference's: that decides.
     Honest records of the KernelBench sweep (worst ratio 1.04), calls too short to time, and a
     reference that is slower flushed than batched, raise nothing."""
     from kbharness.judge.evaluate import _clock_disagrees
@@ -203,6 +203,14 @@ def test_the_clocks_decision_on_the_h200s_numbers():
     assert not _clock_disagrees(ref_ms=3.1, new_ms=2.9, clock_ref=3.0, clock_new=3.02, device_type="cuda")
     assert not _clock_disagrees(ref_ms=0.01, new_ms=0.05, clock_ref=0.02, clock_new=0.3, device_type="cuda")
     assert not _clock_disagrees(ref_ms=4.0, new_ms=1.0, clock_ref=2.0, clock_new=1.05, device_type="cuda")
+    # Launch-bound references against themselves on the H200: 3/28, whose clock time in the
+    # runner was twice the judge's, and 3/9 (4.4 times its event time on the clock); claiming
+    # ten times its real speed there is still caught.
+    assert not _clock_disagrees(ref_ms=1.438, new_ms=1.44, clock_ref=2.277, clock_new=4.62, device_type="cuda")
+    assert not _clock_disagrees(ref_ms=0.643, new_ms=0.644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
+    assert _clock_disagrees(ref_ms=0.643, new_ms=0.0644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
+    # A short reference and the same launch-bound model a little slower in the runner.
+    assert not _clock_disagrees(ref_ms=0.1, new_ms=0.1, clock_ref=0.45, clock_new=0.6, device_type="cuda")
 
 
 def test_work_deferred_past_the_runners_reply_is_outside_the_judges_clock_and_wrong(evaluate, tmp_path):

@@ -278,7 +278,7 @@ def test_a_cuda_buffer_is_one_device_allocation_seen_by_another_process():
     buf = sharedmem.allocate(1, (3, 5), torch.float32, device)
     buf.tensor.zero_()
     torch.cuda.synchronize()
-    child = ("import pickle, sys, torch\nfrom kbharness import sharedmem\n"
+    child = ("import pickle, sys, torch\nfrom kbharness.boundary import sharedmem\n"
              "desc = pickle.loads(bytes.fromhex(sys.argv[1]))\n"
              "seen = sharedmem.attach(desc, int(sys.argv[2]), torch.device('cuda'))\n"
              "assert seen.tensor.device.type == 'cuda' and seen.tensor.shape == (3, 5)\n"
