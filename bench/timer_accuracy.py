@@ -1,8 +1,10 @@
 """Timer accuracy on the GPU: each model's median per-call time as the harness measures
 it, as ``triton.testing.do_bench`` measures it, and as Nsight Compute sums it
 (``gpu__time_duration`` over the call's kernels, ``--clock-control none``), plus the
-spread of the speedup over repeated harness runs of one pair. Goal: the harness within
-3% of ncu for calls of at least 50 µs; speedup spread over 5 runs at most 2%.
+spread of the speedup over repeated harness runs of one pair, and the judge's clock (its
+time of a call in back-to-back batches, and its agreement: the events' speedup over the
+clock's, 1 when they agree). Goal: the harness within 3% of ncu for calls of at least 50 µs;
+speedup spread over 5 runs at most 2%.
 
     python bench/timer_accuracy.py --out bench/results/timer_accuracy_h100.md
 
@@ -124,7 +126,9 @@ def main() -> None:
             print(f"{cand}: {records[0].verdict.value}: {records[0].message}", file=sys.stderr)
             continue
         speedups = [r.speedup for r in good]
-        spreads.append((cand, (max(speedups) - min(speedups)) / statistics.median(speedups)))
+        agreements = [r.judge_clock["agreement"] for r in good if r.judge_clock.get("agreement")]
+        spreads.append((cand, (max(speedups) - min(speedups)) / statistics.median(speedups),
+                        statistics.median(agreements) if agreements else None))
         progress(f"{good[0].problem}: {len(good)} harness runs in {time.monotonic() - started:.0f} s")
         db = subprocess.run([sys.executable, __file__, "--child", "do_bench", str(problem), str(cand)],
                             capture_output=True, text=True, timeout=600, env=env)
@@ -132,8 +136,10 @@ def main() -> None:
         progress(f"{good[0].problem}: do_bench done at {time.monotonic() - started:.0f} s")
         for which, label in (("ref", "reference"), ("new", "candidate")):
             harness = statistics.median((r.ref_timing if which == "ref" else r.new_timing).median_ms for r in good)
+            clocked = [r.judge_clock[f"{which}_ms"] for r in good if r.judge_clock.get(f"{which}_ms")]
             ncu = ncu_ms(problem, cand, which)
-            rows.append((f"{good[0].problem} {label}", harness, dob.get(which), ncu))
+            rows.append((f"{good[0].problem} {label}", harness, dob.get(which), ncu,
+                         statistics.median(clocked) if clocked else None))
             progress(f"{rows[-1][0]}: ncu done at {time.monotonic() - started:.0f} s")
         # Written after every pair, so that a run cut short keeps what it measured.
         text = report(header, rows, spreads, args.repeats)
@@ -149,13 +155,15 @@ def progress(message: str) -> None:
 
 def report(header: str, rows: list, spreads: list, repeats: int) -> str:
     lines = ["# Timer accuracy", "", header, "",
-             "| model | harness | do_bench | ncu | harness vs ncu |", "|---|---|---|---|---|"]
-    for name, h, d, n in rows:
-        diff = f"{100 * (h - n) / n:+.1f}%" if n else "-"
-        lines.append(f"| {name} | {h:.4f} ms | {'-' if d is None else f'{d:.4f} ms'} | "
-                     f"{'-' if n is None else f'{n:.4f} ms'} | {diff} |")
-    lines += ["", f"Speedup spread over {repeats} runs ((max - min) / median):", ""]
-    lines += [f"- {c.parent.name}: {100 * s:.1f}%" for c, s in spreads]
+             "| model | harness | do_bench | ncu | harness vs ncu | judge's clock | clock vs ncu |",
+             "|---|---|---|---|---|---|---|"]
+    ms = lambda v: "-" if v is None else f"{v:.4f} ms"  # noqa: E731
+    vs = lambda v, n: f"{100 * (v - n) / n:+.1f}%" if v is not None and n else "-"  # noqa: E731
+    for name, h, d, n, c in rows:
+        lines.append(f"| {name} | {ms(h)} | {ms(d)} | {ms(n)} | {vs(h, n)} | {ms(c)} | {vs(c, n)} |")
+    lines += ["", f"Speedup spread over {repeats} runs ((max - min) / median), and the judge's clock's agreement"
+              " (the events' speedup over the clock's, median of the runs):", ""]
+    lines += [f"- {c.parent.name}: {100 * s:.1f}%, agreement {'-' if a is None else f'{a:.3f}'}" for c, s, a in spreads]
     return "\n".join(lines) + "\n"
 
 if __name__ == "__main__":

@@ -30,3 +30,12 @@ def test_several_gpus_are_held_to_the_one_gpu_sweeps_verdicts_and_speedups():
     table = multi.report("header", sweeps).splitlines()
     assert table[-2] == "| local, 1 GPU | 3 | 60 s | 180 | cuda:0 25% | 3/3 | 0.0%, 0.0% |"
     assert table[-1] == "| local, 2 GPUs | 3 | 40 s | 270 | cuda:0 30%, cuda:1 40% | 2/3 | 1.0%, 2.0% |"
+
+
+def test_the_timer_table_sets_the_judges_clock_beside_ncu():
+    timer = _bench("timer_accuracy")
+    rows = [("1/34 reference", 0.3856, 0.388, 0.3817, 0.41), ("1/34 candidate", 0.1308, None, None, None)]
+    text = timer.report("header", rows, [(ROOT / "solutions/level1/34_x/cuda_fused.py", 0.004, 0.97)], 5)
+    assert "| 1/34 reference | 0.3856 ms | 0.3880 ms | 0.3817 ms | +1.0% | 0.4100 ms | +7.4% |" in text
+    assert "| 1/34 candidate | 0.1308 ms | - | - | - | - | - |" in text
+    assert "- 34_x: 0.4%, agreement 0.970" in text
