@@ -58,6 +58,8 @@ CLOCK_BATCH_MS = 20.0
 CLOCK_ROUNDS = 3
 CLOCK_REPEATS = 2
 CLOCK_TOLERANCE = 1.5
+# What a batch request costs an honest runner beyond its calls, at least (milliseconds).
+CLOCK_REQUEST_MS = 0.5
 # Calls shorter than this on the judge's clock are mostly host overhead there (Python and
 # launches, which the event timer's lead hides): the comparison is recorded, never decisive.
 CLOCK_MIN_MS = {"cuda": 0.5, "cpu": 0.2}
@@ -114,6 +116,7 @@ class Findings:
     candidate_memory: dict[str, Any] = field(default_factory=dict)
     clock: dict[str, Any] = field(default_factory=dict)
     phase_s: dict[str, float] = field(default_factory=dict)
+    request_ms: float = 0.0
     lapped: float = field(default_factory=time.perf_counter)
 
     def lap(self, part: str) -> None:
@@ -247,6 +250,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     found.lap("reference")
     notes, sees_gpu = cand.started()
     found.lap("waiting for the runner's start")
+    found.request_ms = _request_ms(cand)
     found.notes.extend(notes)
     if device.type == "cuda" and not sees_gpu:
         raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; the runner's sandbox hides the GPU on this machine "
@@ -737,7 +741,11 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
                 for k, out in enumerate(sealed):
                     _judge_sealed(ref, outs[k], out, delivered[k], sets[k], seeds[k], f"batch {r} call {k}", found)
                 del delivered, sealed
-            new_walls.append(walls[0] if alone else (walls[0] - walls[1]) / (calls - 1))
+            # The single call's batch is the runner's to slow down, which would shrink the
+            # difference: a batch's time less the most a request costs an honest runner bounds
+            # its calls from below whatever the runner does.
+            new_walls.append(walls[0] if alone else max((walls[0] - walls[1]) / (calls - 1),
+                                                        (walls[0] - found.request_ms) / calls))
         del sets, outs
     # Both batches seed the RNG before each call, the runner copies each output into the judge's
     # buffers and the judge copies it out: those, timed here, are neither model's.
@@ -748,7 +756,7 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
     decisive = clock_new >= CLOCK_MIN_MS.get(device.type, 0.0)
     found.clock = {"calls": calls, "rounds": rounds, "ref_ms": clock_ref, "new_ms": clock_new,
-                   "copy_ms": statistics.median(copies), "new_over_events": slower if decisive else None,
+                   "copy_ms": statistics.median(copies), "request_ms": found.request_ms, "new_over_events": slower if decisive else None,
                    "agreement": agreement if decisive else None}
     if _clock_disagrees(ref_ms, new_ms, clock_ref, clock_new, device.type):
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
@@ -805,6 +813,18 @@ def _judge_sealed(ref: _Reference, ref_out: Any, sealed: Any, delivered: Any, in
         found.fail("no hidden work", f"the judge's clock, {where}: the output was written after the runner had "
                    "replied (work outside the judge's clock)")
     found.fail("timed outputs match", f"the judge's clock, {where}: {result.reason}")
+
+
+def _request_ms(cand: RemoteCandidate, n: int = 10) -> float:
+    """The most a request costs beyond its calls, bounded from the runner's answers before it
+    has imported the candidate (so they are the harness's, not the candidate's): twice the
+    slowest of ``n`` pings, and at least ``CLOCK_REQUEST_MS``."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        cand.ping()
+        times.append((time.perf_counter_ns() - t0) / 1e6)
+    return max(CLOCK_REQUEST_MS, 2 * max(times))
 
 
 def _seeding_ms(device: torch.device, n: int = 20) -> float:
