@@ -132,8 +132,9 @@ def test_cheats_are_caught_on_the_gpu_too(evaluate, name, check):
     assert r.failed_checks()[0].name == check
 
 
-def test_timing_forged_in_the_runner_is_caught_by_the_judges_clock_on_the_gpu(evaluate):
-    r = evaluate(CANDIDATES / "forges_timing.py", device="cuda")
+@pytest.mark.parametrize("name", ["forges_timing.py", "forges_timing_and_clock.py"])
+def test_timing_forged_in_the_runner_is_caught_by_the_judges_clock_on_the_gpu(evaluate, name):
+    r = evaluate(CANDIDATES / name, device="cuda")
     assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
     assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags)
     honest = evaluate(GPU / "scale_shift_cuda.py", device="cuda", size_overrides=BIG)
