@@ -188,8 +188,8 @@ def test_a_runner_that_slows_the_clocks_single_call_batch_is_still_caught(evalua
 
 @pytest.mark.parametrize("reported", [1, 2.5])
 def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_path, reported):
-    """60 ms calls (reported whole, or as 24 ms): one call each on the judge's clock, not
-    eleven, and the forged one still caught."""
+    """60 ms calls (reported whole, or as 24 ms): batches of one call on the judge's clock, two
+    calls in all, not eleven, and the forged one still caught."""
     slow = tmp_path / f"takes_60ms_reports_1_in_{reported}.py"
     slow.write_text((CANDIDATES / "forges_timing.py").read_text()
                     .replace("time.sleep(0.002)", "time.sleep(0.06)").replace("call_ms / 20", f"call_ms / {reported}"))
@@ -484,3 +484,14 @@ def test_a_judges_clock_that_does_not_fit_leaves_the_verdict_and_no_speedup(tmp_
     assert r.verdict is Verdict.CORRECT, r.message
     assert r.speedup is None and r.new_timing is None
     assert [f for f in r.flags if f.startswith("judge's clock did not run: its batches do not fit")], r.flags
+
+
+def test_the_clocks_copy_of_an_output_goes_into_its_target_only_in_the_references_layout():
+    from kbharness.judge.evaluate import _seal
+
+    target = (torch.zeros(3), torch.zeros(2))
+    delivered = (torch.ones(3), torch.full((2,), 2.0))
+    sealed = _seal([delivered, [torch.ones(3), torch.ones(2)], torch.ones(4)], [target, target, torch.zeros(3)])
+    assert sealed[0] is target and torch.equal(target[0], torch.ones(3)) and torch.equal(target[1], torch.full((2,), 2.0))
+    assert isinstance(sealed[1], list) and sealed[1][0] is not target[0]
+    assert sealed[2].shape == (4,)
