@@ -180,7 +180,7 @@ def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate)
 def test_a_runner_that_slows_the_clocks_single_call_batch_is_still_caught(evaluate):
     """Forged times, and the one-call batch slowed by as long as the full batch's other calls
     take: the difference between the two came out near nothing, not decisive, and the
-    forgery kept its 20x. The batch less the most an honest request costs bounds it."""
+    forgery kept its 20x. Three quarters of the full batch's time per call bounds it."""
     r = evaluate("forges_timing_and_clock.py")
     assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
     assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags), (r.flags, r.judge_clock)
