@@ -50,7 +50,7 @@ class RemoteCandidate:
         attach, fds = self.exchange.announce()
         return self.runner.request(op, attach=attach, fds=fds, **fields)
 
-    def begin(self, spec_json: str, scratch: str, libraries: tuple[str, ...] = ()) -> None:
+    def begin(self, spec_json: str, scratch: str, libraries: tuple[str, ...]) -> None:
         """Start the runner's session; it makes its device context, and loads ``libraries``,
         while the judge runs the reference (two contexts one after the other cost the sweep a
         sixth of its time)."""

@@ -100,7 +100,7 @@ class _Session:
     def _args(self, refs: list) -> list:
         return [self.buffers[value].tensor if kind == "buf" else value for kind, value in refs]
 
-    def start(self, spec: str, scratch: str, libraries: list | None = None) -> dict:
+    def start(self, spec: str, scratch: str, libraries: list) -> dict:
         self.spec = EvalSpec.from_json(spec)
         self.settings = self.spec.settings
         self.device = torch.device(self.settings.device)
@@ -109,7 +109,7 @@ class _Session:
         self.scratch = Path(scratch)
         limit = memory.apply_limit(self.device, self.settings.memory_limit_gib)
         if self.device.type == "cuda":
-            _load_libraries(self.device, [str(x) for x in libraries or ()])
+            _load_libraries(self.device, [str(x) for x in libraries])
         self.meter = memory.PeakMeter(self.device, limit)
         self.snapshot = guard.Snapshot()
         return {"notes": self.notes}
