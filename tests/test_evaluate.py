@@ -186,6 +186,25 @@ def test_a_runner_that_slows_the_clocks_single_call_batch_is_still_caught(evalua
     assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags), (r.flags, r.judge_clock)
 
 
+def test_a_clock_batch_of_microsecond_calls_on_a_busy_host_stays_under_the_floor():
+    """Eight 5 us calls whose request took 3 ms of a loaded two-core host (an honest reference
+    against itself was flagged so, its call put at 0.28 ms on the clock, over the CPU's 0.2 ms
+    floor); a runner that slows its one-call batch to hide eight 2 ms calls is still bounded."""
+    from kbharness.judge.evaluate import CLOCK_MIN_MS, _per_call_ms
+
+    assert _per_call_ms(full_ms=3.04, single_ms=3.0, calls=8, request_ms=2 * 1.4) < CLOCK_MIN_MS["cpu"]
+    assert _per_call_ms(full_ms=16.6, single_ms=16.5, calls=8, request_ms=1.0) > 1.4
+    assert _per_call_ms(full_ms=10.6, single_ms=1.9, calls=8, request_ms=1.0) == pytest.approx(8.7 / 7)
+
+
+def test_the_judges_clock_stops_after_a_round_that_cannot_decide(evaluate):
+    """Microsecond calls are far under the clock's floor: more rounds could not decide and
+    only cost the sweep, so the clock stops once a round says so; 5 ms calls get all three."""
+    tiny, slow = evaluate("correct.py"), evaluate("slow.py")
+    assert tiny.judge_clock["rounds"] < 3 and tiny.judge_clock["new_over_events"] is None, tiny.judge_clock
+    assert slow.judge_clock["rounds"] == 3 and slow.judge_clock["new_over_events"] is not None, slow.judge_clock
+
+
 @pytest.mark.parametrize("reported", [1, 2.5])
 def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_path, reported):
     """60 ms calls (reported whole, or as 24 ms): batches of one call on the judge's clock, two

@@ -183,8 +183,9 @@ class ForkedWorker:
     def poll(self) -> int | None:
         return self.returncode
 
-    def wait(self) -> int:
-        self._ended.wait()
+    def wait(self, timeout: float | None = None) -> int | None:
+        """Its exit status, once it has ended; None when ``timeout`` passes first."""
+        self._ended.wait(timeout)
         return self.returncode
 
 

@@ -63,6 +63,9 @@ CLOCK_TOLERANCE = 1.5
 # The share of a batch's time that an honest runner's request, and the host around it, may
 # take beyond its calls (a 64 MB output's batch on the host: 5-10 ms of 40).
 CLOCK_BATCH_SLACK = 0.25
+# What a request costs an honest runner beyond its calls, at least (milliseconds); measured
+# as twice the slowest of the pings it answered before it held candidate code.
+CLOCK_REQUEST_MS = 0.5
 # Calls shorter than this on the judge's clock are mostly host overhead there (Python and
 # launches, which the event timer's lead hides): the comparison is recorded, never decisive.
 CLOCK_MIN_MS = {"cuda": 0.5, "cpu": 0.2}
@@ -118,6 +121,7 @@ class Findings:
     meter: memory.PeakMeter | None = None
     candidate_memory: dict[str, Any] = field(default_factory=dict)
     clock: dict[str, Any] = field(default_factory=dict)
+    request_ms: float = CLOCK_REQUEST_MS
     phase_s: dict[str, float] = field(default_factory=dict)
     lapped: float = field(default_factory=time.perf_counter)
 
@@ -252,6 +256,8 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     found.lap("reference")
     notes, sees_gpu = cand.started()
     found.lap("waiting for the runner's start")
+    found.request_ms = _request_ms(cand)
+    found.lap("judge's clock")
     found.notes.extend(notes)
     if device.type == "cuda" and not sees_gpu:
         raise Stop(Verdict.NEEDS_CUDA, "needs CUDA; the runner's sandbox hides the GPU on this machine "
@@ -696,7 +702,9 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     fill a batch is timed alone, whole, twice, and the shorter kept). Every copy is verified. Where the candidate's calls are long
     enough for the clock to see past the host's overhead, a runner whose times make them more
     than ``CLOCK_TOLERANCE`` times shorter than the clock, and its speedup as many times
-    larger, is flagged and the record keeps no speedup."""
+    larger, is flagged and the record keeps no speedup. A candidate call that a round puts at
+    under half of ``CLOCK_MIN_MS`` cannot be decided by more rounds, and ends the clock there
+    (the runner cannot make its calls shorter on this clock than they are)."""
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
     ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
     # A candidate call that fills a batch by itself is timed alone, whole: the request's own
@@ -707,6 +715,15 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     rounds = CLOCK_ROUNDS if not alone and calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
     batches = (1,) if alone else (calls, 1)
     ref_walls, new_walls, copies = [], [], []
+    # Both batches seed the RNG before each call, the runner copies each output into the judge's
+    # buffers and the judge copies it out: those, timed here, are neither model's.
+    seeding = _seeding_ms(device)
+    # The least of the estimates: the host's noise only ever adds to a lone call or to a full
+    # batch (the median of a tiny call's batch differences on a two-core host put an honest
+    # reference against itself at 0.3-0.4 ms a call, 3x its event time, in a quarter of the
+    # runs), and a runner that slows its own one-call batch is bounded in every pair alike.
+    on_clock = lambda: max(min(new_walls) - seeding - 2 * statistics.median(copies), 1e-6)  # noqa: E731
+    floor = CLOCK_MIN_MS.get(device.type, 0.0)
     draw = lambda: [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]  # noqa: E731
     for r in range(rounds):
         base = secrets.randbits(31)
@@ -746,28 +763,44 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
                 for k, out in enumerate(sealed):
                     _judge_sealed(ref, outs[k], out, delivered[k], sets[k], seeds[k], f"batch {r} call {k}", found)
                 del delivered, sealed
-            # The single call's batch is the runner's to slow down, which would shrink the
-            # difference: the full batch's time less the slack an honest request may take
-            # bounds its calls from below whatever the runner does.
-            new_walls.append(walls[0] if alone else max((walls[0] - walls[1]) / (calls - 1),
-                                                        (1 - CLOCK_BATCH_SLACK) * walls[0] / calls))
+            new_walls.append(walls[0] if alone else _per_call_ms(walls[0], walls[1], calls, found.request_ms))
         del sets, outs, targets
-    # Both batches seed the RNG before each call, the runner copies each output into the judge's
-    # buffers and the judge copies it out: those, timed here, are neither model's.
-    seeding = _seeding_ms(device)
+        if on_clock() < floor / 2:
+            break
     clock_ref = max(statistics.median(ref_walls) - seeding, 1e-6)
-    # A lone call's time has nothing to cancel the host's noise, which only ever adds: its least.
-    clock_new = max((min if alone else statistics.median)(new_walls) - seeding - 2 * statistics.median(copies), 1e-6)
+    clock_new = on_clock()
     slower = clock_new / new_ms
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
-    decisive = clock_new >= CLOCK_MIN_MS.get(device.type, 0.0)
-    found.clock = {"calls": calls, "rounds": rounds, "ref_ms": clock_ref, "new_ms": clock_new,
-                   "copy_ms": statistics.median(copies), "new_over_events": slower if decisive else None,
+    decisive = clock_new >= floor
+    found.clock = {"calls": calls, "rounds": len(ref_walls), "ref_ms": clock_ref, "new_ms": clock_new,
+                   "copy_ms": statistics.median(copies), "request_ms": found.request_ms, "new_over_events": slower if decisive else None,
                    "agreement": agreement if decisive else None}
     if _clock_disagrees(ref_ms, new_ms, clock_ref, clock_new, device.type):
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
                            f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
                            f"against {ref_ms / new_ms:.3g}x by the runner's times: no speedup is recorded")
+
+
+def _per_call_ms(full_ms: float, single_ms: float, calls: int, request_ms: float) -> float:
+    """A candidate call's time from a batch of ``calls`` calls and one of a single call: their
+    difference per call, the request's own cost cancelled. The single call's batch is the
+    runner's to slow down, which would shrink the difference to nothing, so the full batch
+    bounds a call from below whatever the runner does: its time less what an honest request
+    costs (``request_ms``, measured before the candidate existed), less the slack the host
+    may add around a large output. Without that request cost taken off, microsecond calls on
+    a busy host came out as a tenth of a millisecond each, over the floor of the CPU's clock."""
+    return max((full_ms - single_ms) / (calls - 1), (1 - CLOCK_BATCH_SLACK) * max(full_ms - request_ms, 0.0) / calls)
+
+
+def _request_ms(cand: RemoteCandidate, n: int = 10) -> float:
+    """Twice the slowest of ``n`` pings, at least ``CLOCK_REQUEST_MS``: asked before the runner
+    imports the candidate, so the answers are the harness's, never the candidate's."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter_ns()
+        cand.ping()
+        times.append((time.perf_counter_ns() - t0) / 1e6)
+    return max(CLOCK_REQUEST_MS, 2 * max(times))
 
 
 def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: float, device_type: str) -> bool:
