@@ -505,6 +505,33 @@ def test_a_judges_clock_that_does_not_fit_leaves_the_verdict_and_no_speedup(tmp_
     assert [f for f in r.flags if f.startswith("judge's clock did not run: its batches do not fit")], r.flags
 
 
+def test_a_runner_out_of_memory_in_the_judges_clock_leaves_the_verdict_and_no_speedup(tmp_path, monkeypatch):
+    """A batch the runner cannot hold beside the judge's (1/19 on an H100) is the clock not
+    fitting, not a wrong or crashed candidate: correct, and no speedup, as nothing checked it."""
+    from kbharness.boundary.runner_client import Failed
+
+    def runner_out_of_memory(*args, **kwargs):
+        raise Failed(Verdict.OOM, "OutOfMemoryError: CUDA out of memory. Tried to allocate 6.00 GiB.", "")
+
+    r = _judged_here_with(tmp_path, monkeypatch, "_judge_clock", runner_out_of_memory)
+    assert r.verdict is Verdict.CORRECT and r.speedup is None, r.message
+    assert [f for f in r.flags if f.startswith("judge's clock did not run: its batches do not fit")], r.flags
+
+
+def test_an_out_of_memory_is_the_candidates_only_where_the_judge_left_it_room():
+    """1/19 judged against itself on an 80 GB H100 (the judge held 67 GiB, the reference's
+    working set is 12 GiB): the device is too small for the two processes, never the
+    candidate's fault. On a 141 GB H200 under the same 80 GiB cap the runner had room for its
+    working set many times over, and running out there is the candidate's."""
+    from kbharness.judge.evaluate import _whose_oom
+
+    gib = 2**30
+    verdict, message = _whose_oom("CUDA out of memory", 80 * gib, int(79.18 * gib), 67 * gib, 12 * gib)
+    assert verdict is Verdict.TOO_LARGE and "a limit of the harness" in message and "CUDA out of memory" in message
+    assert _whose_oom("CUDA out of memory", 80 * gib, 140 * gib, 67 * gib, 12 * gib)[0] is Verdict.OOM
+    assert _whose_oom("CUDA out of memory", None, int(79.18 * gib), 20 * gib, 12 * gib)[0] is Verdict.OOM
+
+
 def test_the_clocks_copy_of_an_output_goes_into_its_target_only_in_the_references_layout():
     from kbharness.judge.evaluate import _seal
 

@@ -143,6 +143,10 @@ class Exchange:
             self._new.append(buf)
         return buf
 
+    def nbytes(self) -> int:
+        """Bytes of every buffer made so far (the judge's, on its device or host)."""
+        return sum(b.tensor.numel() * b.tensor.element_size() for b in self._slots.values())
+
     def put(self, slot: str, values: list) -> tuple[list, list]:
         """``values`` written into the slot's buffers: the references to send and the buffers (the
         runner's view of them after a call is what the candidate left in its inputs)."""

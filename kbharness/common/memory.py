@@ -29,18 +29,29 @@ def nbytes(obj: Any) -> int:
 
 class Keeper:
     """Where the reference's kept answers wait for the candidate: on the device while they fit
-    in half of what the judge may allocate, else on the host. Host copies cost a slow
-    round trip per trial (a 6 GiB output took over a minute an evaluation), device copies
-    the memory a 40 GB GPU would not have; the cap decides."""
+    in half of what the judge may allocate and leave the device room for the rest of the
+    evaluation (``leave``), else on the host. Host copies cost a slow round trip per trial
+    (a 6 GiB output took over a minute an evaluation), device copies the memory a 40 GB GPU
+    would not have; the cap and the device decide."""
 
     def __init__(self, device: torch.device, limit: int | None = None):
         self.cuda = device.type == "cuda"
         self.budget = 0
         if self.cuda:
             index = device.index if device.index is not None else torch.cuda.current_device()
-            cap = limit if limit is not None else torch.cuda.get_device_properties(index).total_memory
-            self.budget = cap // 2 - torch.cuda.memory_allocated(index)
+            self._total = torch.cuda.get_device_properties(index).total_memory
+            self._start = torch.cuda.memory_allocated(index)
+            cap = limit if limit is not None else self._total
+            self._half = cap // 2
+            self.budget = self._half - self._start
         self.used = 0
+
+    def leave(self, nbytes: int) -> None:
+        """Keep ``nbytes`` of the device free for everything but the kept answers: half of the
+        cap left the runner too little on an 80 GB H100 under ``--memory-limit 80``, where the
+        two processes share the one device (1/19's candidate ran out of memory)."""
+        if self.cuda:
+            self.budget = min(self._half, self._total - nbytes) - self._start
 
     def fits(self, obj: Any, reserve: int = 0) -> bool:
         """Whether ``obj`` fits on the device with ``reserve`` bytes left for what must come after it."""

@@ -66,6 +66,13 @@ CLOCK_BATCH_SLACK = 0.25
 # What a request costs an honest runner beyond its calls, at least (milliseconds); measured
 # as twice the slowest of the pings it answered before it held candidate code.
 CLOCK_REQUEST_MS = 0.5
+# What an evaluation needs of the device beside the reference's kept answers, in the
+# reference's own working sets (its parameters, inputs, output and temporaries): the judge's
+# current trial, the buffers it shares with the runner, and the runner's (the candidate's,
+# and the output it keeps for the repeat check); and what the two processes' contexts and
+# library workspaces take outside torch's counts.
+WORKING_SETS = 4
+CONTEXTS_BYTES = 2 * memory.GIB
 # Calls shorter than this on the judge's clock are mostly host overhead there (Python and
 # launches, which the event timer's lead hides): the comparison is recorded, never decisive.
 CLOCK_MIN_MS = {"cuda": 0.5, "cpu": 0.2}
@@ -122,6 +129,7 @@ class Findings:
     candidate_memory: dict[str, Any] = field(default_factory=dict)
     clock: dict[str, Any] = field(default_factory=dict)
     request_ms: float = CLOCK_REQUEST_MS
+    exchange: Any = None
     phase_s: dict[str, float] = field(default_factory=dict)
     lapped: float = field(default_factory=time.perf_counter)
 
@@ -169,6 +177,11 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
         if verdict is Verdict.OOM:
             # Raised in the judge, which runs no candidate code: the harness's limit.
             verdict, message = Verdict.TOO_LARGE, f"the judge's own work does not fit on the device: {message}"
+    if verdict is Verdict.OOM and found.meter is not None and found.meter.cuda:
+        index = torch.cuda.current_device()
+        judge = torch.cuda.memory_reserved(index) + (found.exchange.nbytes() if found.exchange is not None else 0)
+        verdict, message = _whose_oom(message, found.meter.limit, torch.cuda.get_device_properties(index).total_memory,
+                                      judge, found.meter.peaks.get("reference", 0))
     errors = found.trials
     return EvalRecord(
         problem=_problem_key(spec.problem_path),
@@ -220,6 +233,22 @@ def _memory(found: Findings) -> dict[str, Any]:
     return out
 
 
+def _whose_oom(message: str, limit: int | None, total: int, judge: int, reference: int) -> tuple[Verdict, str]:
+    """The candidate's out-of-memory (in the runner, or the reference's beside it) is charged
+    to it only where the judge, holding ``judge`` bytes of a device of ``total``, left the runner
+    room for twice the reference's own working set (``reference``: the runner's copy of it and
+    the output it keeps for the repeat check); with less, the device is too small for the two
+    processes of this evaluation, a limit of the harness (large level-1 references judged
+    against themselves on an 80 GB H100, 1/19 among them)."""
+    room = min(limit or total, total - judge - CONTEXTS_BYTES)
+    if room >= 2 * reference:
+        return Verdict.OOM, message
+    return Verdict.TOO_LARGE, (f"the candidate ran out of memory with {max(room, 0) / memory.GIB:.1f} GiB of the device "
+                               f"left to it beside the judge's {judge / memory.GIB:.1f} GiB, less than twice the "
+                               f"reference's own working set ({reference / memory.GIB:.1f} GiB): the device is too "
+                               f"small for this evaluation, a limit of the harness ({message[:300]})")
+
+
 def _disagrees(found: Findings) -> bool:
     return any(f.startswith((FLAG_TIMING_DISAGREES, FLAG_CLOCK_UNAVAILABLE)) for f in found.flags)
 
@@ -241,6 +270,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     if runner is None:
         raise RuntimeError("an evaluation that loads its candidate needs a runner")
     cand = RemoteCandidate(runner, device)
+    found.exchange = cand.exchange
     runner.on_phase = phase
     cand.begin(spec.to_json(), str(run_dir / "runner"), _libraries(spec.problem_path))
     phase("reference")
@@ -252,6 +282,10 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     ref = _Reference(problem, ref_model, settings, device, found, on_device)
     ref.build_float64(init_inputs)
     trials = _reference_trials(ref)
+    if device.type == "cuda":
+        # The reference phase's freed blocks, given back: cached in the judge they are memory the
+        # runner cannot have (13 GiB of 1/19's, which ran its candidate out of memory on an H100).
+        torch.cuda.empty_cache()
     _count_work(problem, spec, device, found)
     found.lap("reference")
     notes, sees_gpu = cand.started()
@@ -303,9 +337,12 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
         with torch.no_grad():
             try:
                 _judge_clock(ref, cand, found)
-            except (SharedMemoryError, torch.OutOfMemoryError) as e:
+            except (SharedMemoryError, torch.OutOfMemoryError, Failed) as e:
+                if isinstance(e, Failed) and e.verdict is not Verdict.OOM:
+                    raise
                 found.flags.append(f"{FLAG_CLOCK_UNAVAILABLE}: its batches do not fit on the device beside the "
-                                   f"evaluation ({type(e).__name__}: {str(e).splitlines()[0][:160]}): no speedup is recorded")
+                                   f"evaluation ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}): "
+                                   "no speedup is recorded")
             if device.type == "cuda":
                 torch.cuda.empty_cache()
         found.lap("judge's clock")
@@ -477,6 +514,7 @@ def _reference_trials(ref: _Reference) -> list[Trial]:
             out = ref.call(ref_in, trial.call_seed)
             if i == 0:
                 _check_stochastic(ref, inputs, out, trial.call_seed)
+                ref.keeper.leave(WORKING_SETS * found.meter.peaks.get("reference", 0) + CONTEXTS_BYTES)
             out64 = ref.float64(inputs, trial.call_seed) if i < n64 else None
             if out64 is not None:
                 trial.ref_err64 = check.error_vs(out64, out)
