@@ -171,7 +171,7 @@ def test_times_forged_inside_the_runner_disagree_with_the_judges_clock(evaluate)
     r = evaluate("forges_timing.py")
     assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
     assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags), r.flags
-    assert r.judge_clock["new_over_events"] > 10
+    assert r.judge_clock["new_over_events"] > 10 and r.judge_clock["measured"] == 2
     honest = evaluate("slow.py")
     assert honest.speedup is not None, honest.judge_clock
     assert not [f for f in honest.flags if f.startswith("timing disagrees")], honest.flags
@@ -188,11 +188,12 @@ def test_a_runner_that_slows_the_clocks_single_call_batch_is_still_caught(evalua
 
 def test_a_clock_batch_of_microsecond_calls_on_a_busy_host_stays_under_the_floor():
     """Eight 5 us calls whose request took 3 ms of a loaded two-core host (an honest reference
-    against itself was flagged so, its call put at 0.28 ms on the clock, over the CPU's 0.2 ms
-    floor); a runner that slows its one-call batch to hide eight 2 ms calls is still bounded."""
-    from kbharness.judge.evaluate import CLOCK_MIN_MS, _per_call_ms
+    against itself was flagged so, its call put at 0.28 ms on the clock, over the 0.2 ms floor
+    the CPU had then); a runner that slows its one-call batch to hide eight 2 ms calls is still
+    bounded."""
+    from kbharness.judge.evaluate import _per_call_ms
 
-    assert _per_call_ms(full_ms=3.04, single_ms=3.0, calls=8, request_ms=2 * 1.4) < CLOCK_MIN_MS["cpu"]
+    assert _per_call_ms(full_ms=3.04, single_ms=3.0, calls=8, request_ms=2 * 1.4) < 0.2
     assert _per_call_ms(full_ms=16.6, single_ms=16.5, calls=8, request_ms=1.0) > 1.4
     assert _per_call_ms(full_ms=10.6, single_ms=1.9, calls=8, request_ms=1.0) == pytest.approx(8.7 / 7)
 
@@ -239,6 +240,9 @@ def test_the_clocks_decision_on_the_h200s_numbers():
     assert _clock_disagrees(ref_ms=0.643, new_ms=0.0644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
     # A short reference and the same launch-bound model a little slower in the runner.
     assert not _clock_disagrees(ref_ms=0.1, new_ms=0.1, clock_ref=0.45, clock_new=0.6, device_type="cuda")
+    # A 60 ms call reported as 24 ms against a 0.1 ms reference that the clock put just over
+    # the CPU's floor: the reference's overhead cannot excuse it.
+    assert _clock_disagrees(ref_ms=0.1, new_ms=24.0, clock_ref=1.1, clock_new=60.0, device_type="cpu")
 
 
 def test_work_deferred_past_the_runners_reply_is_outside_the_judges_clock_and_wrong(evaluate, tmp_path):
@@ -530,6 +534,22 @@ def test_an_out_of_memory_is_the_candidates_only_where_the_judge_left_it_room():
     assert verdict is Verdict.TOO_LARGE and "a limit of the harness" in message and "CUDA out of memory" in message
     assert _whose_oom("CUDA out of memory", 80 * gib, 140 * gib, 67 * gib, 12 * gib)[0] is Verdict.OOM
     assert _whose_oom("CUDA out of memory", None, int(79.18 * gib), 20 * gib, 12 * gib)[0] is Verdict.OOM
+
+
+@pytest.mark.parametrize("second_ms, flagged", [(0.1, False), (6.0, True)])
+def test_a_clock_that_disagrees_once_is_measured_again_and_only_a_second_disagreement_counts(
+        tmp_path, monkeypatch, second_ms, flagged):
+    """A burst of other work on a two-core host put an honest candidate's 0.12 ms calls at 6 ms
+    for a whole clock; measured again it agrees. A forged time disagrees both times."""
+    clocks = iter([6.0, second_ms])
+
+    def clock_once(ref, cand, found):
+        return {"calls": 8, "rounds": 3, "ref_ms": 0.05, "new_ms": next(clocks), "copy_ms": 0.0, "request_ms": 0.5}
+
+    r = _judged_here_with(tmp_path, monkeypatch, "_clock_once", clock_once)
+    assert r.verdict is Verdict.CORRECT and r.judge_clock["measured"] == 2, r.judge_clock
+    disagrees = [f for f in r.flags if f.startswith("timing disagrees with the judge's clock")]
+    assert bool(disagrees) is flagged and (r.speedup is None) is flagged, (r.flags, r.judge_clock)
 
 
 def test_the_clocks_copy_of_an_output_goes_into_its_target_only_in_the_references_layout():
