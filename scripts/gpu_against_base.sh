@@ -30,12 +30,7 @@ first("conv3d", lambda: F.conv3d(torch.ones(1, 8, 4, 8, 8, device="cuda"), torch
 first("lstm (cuDNN RNN)", lambda: torch.nn.LSTM(8, 8).cuda()(torch.ones(4, 2, 8, device="cuda")))
 first("second conv2d", lambda: F.conv2d(x, torch.ones(8, 8, 3, 3, device="cuda")))
 PY
-python scripts/kernelbench.py refs "$TREE" .gpu/kb_refs > /dev/null
-rm -rf .gpu/ab_refs
-for p in $PICK; do
-    src=$(ls -d .gpu/kb_refs/level${p%%/*}/${p#*/}_* | head -1)
-    mkdir -p ".gpu/ab_refs/level${p%%/*}" && cp -r "$src" ".gpu/ab_refs/level${p%%/*}/"
-done
+pick_refs "$TREE" .gpu/ab_refs "$PICK"
 for p in ${KB_PROFILE:-}; do
     section "profile of $p"
     src=$(ls -d .gpu/kb_refs/level${p%%/*}/${p#*/}_* | head -1)

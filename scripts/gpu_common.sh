@@ -43,3 +43,13 @@ raise SystemExit(subprocess.run(box.wrap([sys.executable, '-c', probe]), env=env
     echo "!!!!! SANDBOXED WORKERS CANNOT USE CUDA HERE: KB_SANDBOX=0, candidates run UNSANDBOXED this session !!!!!"
     export KB_SANDBOX=0
 fi
+# pick_refs TREE DEST "1/1 2/6 ...": KernelBench's references as candidates (scripts/kernelbench.py
+# refs, under .gpu/kb_refs) and a copy of those picked under DEST, for a sweep of them alone.
+pick_refs() {
+    python scripts/kernelbench.py refs "$1" .gpu/kb_refs > /dev/null
+    rm -rf "$2"
+    for p in $3; do
+        src=$(ls -d .gpu/kb_refs/level${p%%/*}/${p#*/}_* | head -1)
+        mkdir -p "$2/level${p%%/*}" && cp -r "$src" "$2/level${p%%/*}/"
+    done
+}

@@ -7,12 +7,7 @@
 source scripts/gpu_common.sh overhead
 TREE=${KB_TREE:-.kernelbench/KernelBench}
 PICK=${KB_AB:-1/1 1/12 1/54 1/95 2/6 2/14 2/53 2/79 3/1 3/4 3/28}
-python scripts/kernelbench.py refs "$TREE" .gpu/kb_refs > /dev/null
-rm -rf .gpu/overhead_refs
-for p in $PICK; do
-    src=$(ls -d .gpu/kb_refs/level${p%%/*}/${p#*/}_* | head -1)
-    mkdir -p ".gpu/overhead_refs/level${p%%/*}" && cp -r "$src" ".gpu/overhead_refs/level${p%%/*}/"
-done
+pick_refs "$TREE" .gpu/overhead_refs "$PICK"
 section "contexts, and each evaluation's time around its wall_s"
 python scripts/sweep_overhead.py .gpu/overhead_refs "$TREE" --device cuda --memory-limit 80 2>&1 | tee "$LOG/overhead.md"
 for p in ${KB_PROFILE:-2/79}; do
