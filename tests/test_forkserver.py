@@ -114,3 +114,11 @@ def test_workers_still_running_when_the_client_closes_are_ended(tmp_path):
     closing.join(30)
     assert not closing.is_alive()
     assert _ended(stuck.pid)
+
+
+def test_workers_openmp_threads_sleep_between_turns_unless_the_user_says_otherwise(monkeypatch):
+    """Judge and runner alternate: threads spinning in the idle one would slow the timed one."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert child_env()["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert child_env()["OMP_WAIT_POLICY"] == "ACTIVE"
