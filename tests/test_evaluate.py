@@ -543,7 +543,7 @@ def test_a_clock_that_disagrees_once_is_measured_again_and_only_a_second_disagre
     for a whole clock; measured again it agrees. A forged time disagrees both times."""
     clocks = iter([6.0, second_ms])
 
-    def clock_once(ref, cand, found):
+    def clock_once(ref, cand, found, ref_ms, new_ms):
         return {"calls": 8, "rounds": 3, "ref_ms": 0.05, "new_ms": next(clocks), "copy_ms": 0.0, "request_ms": 0.5}
 
     r = _judged_here_with(tmp_path, monkeypatch, "_clock_once", clock_once)

@@ -268,6 +268,6 @@ def child_env(gpu: int | None = None) -> dict[str, str]:
     # The judge and the runner take turns: OpenMP threads left spinning by the one that just
     # ran a parallel region took the other's cores while it was timed (on two cores, KernelBench's
     # LSTM against itself ran 1.06-1.12x slower in the runner, a 512 matmul 1.09-1.38x with
-    # spreads of +-0.4; passive, 0.99-1.01x and 1.07-1.10x +-0.1).
+    # spreads of +-0.4; passive, 0.97-1.08x and 0.98-1.15x +-0.05).
     env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     return env

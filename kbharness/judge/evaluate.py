@@ -42,7 +42,7 @@ from kbharness.common.views import flat as _flat, shares as _shares, tensors as 
 from kbharness.common.loading import LoadError, SolutionSource, load_problem, read_solution
 from kbharness.common.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK,
                                FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
-from kbharness.boundary.runner_client import Failed, Gone, Runner
+from kbharness.boundary.runner_client import Exchange, Failed, Gone, Runner
 from kbharness.boundary.sharedmem import OUT_OF_MEMORY, SharedMemoryError
 from kbharness.common.spec import DTYPES, EvalSpec, Settings
 
@@ -135,7 +135,7 @@ class Findings:
     candidate_memory: dict[str, Any] = field(default_factory=dict)
     clock: dict[str, Any] = field(default_factory=dict)
     request_ms: float = CLOCK_REQUEST_MS
-    exchange: Any = None
+    exchange: Exchange | None = None
     phase_s: dict[str, float] = field(default_factory=dict)
     lapped: float = field(default_factory=time.perf_counter)
 
@@ -754,10 +754,10 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     (its batches' requests waited for the CPU), where a forged time disagrees every time."""
     ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
     device_type = ref.device.type
-    clock = _clock_once(ref, cand, found)
+    clock = _clock_once(ref, cand, found, ref_ms, new_ms)
     measured = 1
     if _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type):
-        clock = _clock_once(ref, cand, found)
+        clock = _clock_once(ref, cand, found, ref_ms, new_ms)
         measured = 2
     clock_ref, clock_new = clock["ref_ms"], clock["new_ms"]
     slower = clock_new / new_ms
@@ -771,11 +771,10 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
                            f"against {ref_ms / new_ms:.3g}x by the runner's times (measured twice): no speedup is recorded")
 
 
-def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings) -> dict[str, Any]:
-    """One measurement of the judge's clock (``_judge_clock``): its batches' sizes and rounds,
-    and its times of a call of each model."""
+def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms: float, new_ms: float) -> dict[str, Any]:
+    """One measurement of the judge's clock (``_judge_clock``), its batches sized by the two
+    models' median event times: the batches' sizes and rounds, and a call of each model's time."""
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
-    ref_ms, new_ms = statistics.median(found.ref_ms), statistics.median(found.new_ms)
     # A candidate call that fills a batch by itself is timed alone, whole: the request's own
     # cost (a millisecond) is lost in it, and batches of it would cost calls of seconds on a host.
     alone = new_ms >= CLOCK_BATCH_MS
@@ -847,7 +846,8 @@ def _per_call_ms(full_ms: float, single_ms: float, calls: int, request_ms: float
     bounds a call from below whatever the runner does: its time less what an honest request
     costs (``request_ms``, measured before the candidate existed), less the slack the host
     may add around a large output. Without that request cost taken off, microsecond calls on
-    a busy host came out as a tenth of a millisecond each, over the floor of the CPU's clock."""
+    a busy host came out at a quarter of a millisecond each, over the 0.2 ms floor the CPU's
+    clock had then."""
     return max((full_ms - single_ms) / (calls - 1), (1 - CLOCK_BATCH_SLACK) * max(full_ms - request_ms, 0.0) / calls)
 
 
