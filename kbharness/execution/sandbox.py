@@ -97,11 +97,15 @@ class Sandbox:
         for path in ("/run/docker.sock", "/var/run/docker.sock"):
             if os.path.exists(path):
                 args += ["--ro-bind", "/dev/null", path]
-        for path in _visible(self.readable, self.hidden):
+        for path in self.shown():
             args += ["--ro-bind", path, path]
         for path in sorted(dict.fromkeys(os.path.realpath(p) for p in self.writable), key=len):
             args += ["--bind", path, path]
         return args + ["--", *argv]
+
+    def shown(self) -> list[str]:
+        """The hidden paths bound back read-only (the harness, its Python, ``readable``)."""
+        return _visible(self.readable, self.hidden)
 
 
 def _visible(extra: tuple[str, ...], roots: tuple[str, ...]) -> list[str]:
