@@ -198,6 +198,19 @@ def test_a_clock_batch_of_microsecond_calls_on_a_busy_host_stays_under_the_floor
     assert _per_call_ms(full_ms=10.6, single_ms=1.9, calls=8, request_ms=1.0) == pytest.approx(8.7 / 7)
 
 
+def test_a_one_call_batch_slowed_by_a_stalled_host_does_not_put_a_call_under_the_floor():
+    """Eight 2 ms calls (forges_timing.py) on a host stalled through one one-call batch and the
+    pings that set the request's cost: taken pair by pair, that pair put the call at 0.84 ms,
+    under the CPU's 1 ms floor, and the forgery went undecided in a full test run; the least
+    full batch against the least one-call batch still gives the 2 ms."""
+    from kbharness.judge.evaluate import CLOCK_MIN_MS, _clock_call_ms, _per_call_ms
+
+    fulls, singles = [17.0, 17.1], [13.0, 2.2]
+    assert min(_per_call_ms(f, s, 8, request_ms=8.0) for f, s in zip(fulls, singles)) < CLOCK_MIN_MS["cpu"]
+    assert _clock_call_ms(fulls, singles, calls=8, request_ms=8.0) == pytest.approx((17.0 - 2.2) / 7)
+    assert _clock_call_ms([9.0, 8.5], [], calls=1, request_ms=8.0) == 8.5
+
+
 def test_the_judges_clock_stops_after_a_round_that_cannot_decide(evaluate):
     """Microsecond calls are far under the clock's floor: more rounds could not decide and
     only cost the sweep, so the clock stops once a round says so; 5 ms calls get all three."""

@@ -782,15 +782,13 @@ def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms:
                                        int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), _calls_that_fit(ref)))
     rounds = CLOCK_ROUNDS if not alone and calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
     batches = (1,) if alone else (calls, 1)
-    ref_walls, new_walls, copies = [], [], []
+    ref_walls, fulls, singles, copies = [], [], [], []
     # Both batches seed the RNG before each call, the runner copies each output into the judge's
     # buffers and the judge copies it out: those, timed here, are neither model's.
     seeding = _seeding_ms(device)
-    # The least of the estimates: the host's noise only ever adds to a lone call or to a full
-    # batch (the median of a tiny call's batch differences on a two-core host put an honest
-    # reference against itself at 0.3-0.4 ms a call, 3x its event time, in a quarter of the
-    # runs), and a runner that slows its own one-call batch is bounded in every pair alike.
-    on_clock = lambda: max(min(new_walls) - seeding - 2 * statistics.median(copies), 1e-6)  # noqa: E731
+
+    on_clock = lambda: max(_clock_call_ms(fulls, singles, calls, found.request_ms)  # noqa: E731
+                           - seeding - 2 * statistics.median(copies), 1e-6)
     floor = CLOCK_MIN_MS.get(device.type, 0.0)
     draw = lambda: [make_inputs(problem, base + k, settings, device, ref.who) for k in range(calls)]  # noqa: E731
     for r in range(rounds):
@@ -831,12 +829,25 @@ def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms:
                 for k, out in enumerate(sealed):
                     _judge_sealed(ref, outs[k], out, delivered[k], sets[k], seeds[k], f"batch {r} call {k}", found)
                 del delivered, sealed
-            new_walls.append(walls[0] if alone else _per_call_ms(walls[0], walls[1], calls, found.request_ms))
+            fulls.append(walls[0])
+            singles.extend(walls[1:])
         del sets, outs, targets
         if on_clock() < floor:
             break
     return {"calls": calls, "rounds": len(ref_walls), "ref_ms": max(statistics.median(ref_walls) - seeding, 1e-6),
             "new_ms": on_clock(), "copy_ms": statistics.median(copies), "request_ms": found.request_ms}
+
+
+def _clock_call_ms(fulls: list[float], singles: list[float], calls: int, request_ms: float) -> float:
+    """A candidate call's time from the least full batch and the least one-call batch (a lone
+    call's, without one-call batches, from its least): the host's noise only ever adds to a
+    batch, so each least is its cleanest measure. Differences taken pair by pair, and the
+    median of them, put an honest reference against itself at 0.3-0.4 ms a call on a two-core
+    host, 3x its event time; the least of them let one pair whose one-call batch a stalled host
+    had slowed put a 2 ms call under the CPU's 1 ms floor, and a forgery went undecided."""
+    if not singles:
+        return min(fulls)
+    return _per_call_ms(min(fulls), min(singles), calls, request_ms)
 
 
 def _per_call_ms(full_ms: float, single_ms: float, calls: int, request_ms: float) -> float:
