@@ -9,6 +9,10 @@ speedup of about 1.00, or be flagged (stochastic, cannot discriminate), never ch
 and why, speedups outside [0.97, 1.03] for reference calls of at least 50 µs, the largest
 peak memories and the time per evaluation, as Markdown; with a second store (the same
 sweep under CPU load), the problems whose verdict or flags changed.
+
+``missing TREE REFS STORE...``: the reference folders under REFS (made by ``refs``) of the
+problems none of the STOREs holds, level 3 first, on one line: a sweep's ``KB_SWEEP_PATHS``
+for what earlier runs left undone.
 """
 from __future__ import annotations
 
@@ -33,6 +37,17 @@ def refs(tree: Path, out: Path) -> int:
             (folder / "reference.py").write_text(problem.read_text() + "\n\nModelNew = Model\n")
             count += 1
     print(f"{count} reference candidates under {out}")
+    return 0
+
+
+def missing(tree: Path, refs_dir: Path, stores: list[Path]) -> int:
+    done = {p for store in stores for p in _records(store)}
+    folders = []
+    for level in ("level3", "level1", "level2"):
+        for problem in sorted((tree / level).glob("*.py"), key=lambda f: _key(f"{level[5:]}/{f.stem.split('_')[0]}")):
+            if f"{level[5:]}/{problem.stem.split('_')[0]}" not in done:
+                folders.append(str(refs_dir / level / problem.stem))
+    print(" ".join(folders))
     return 0
 
 
@@ -130,6 +145,8 @@ def summary(store: Path, again: Path | None = None) -> int:
 def main(argv: list[str]) -> int:
     if len(argv) >= 3 and argv[0] == "refs":
         return refs(Path(argv[1]), Path(argv[2]))
+    if len(argv) >= 4 and argv[0] == "missing":
+        return missing(Path(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
     if len(argv) in (2, 3) and argv[0] == "summary":
         return summary(Path(argv[1]), Path(argv[2]) if len(argv) == 3 else None)
     print(__doc__, file=sys.stderr)
