@@ -747,7 +747,7 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     enough for the clock to see past the host's overhead, a runner whose times make them more
     than ``CLOCK_TOLERANCE`` times shorter than the clock, and its speedup as many times
     larger, is flagged and the record keeps no speedup. A candidate call that a round puts under
-    ``CLOCK_MIN_MS`` cannot be decided by more rounds (they can only lower the least estimate),
+    ``CLOCK_MIN_MS`` cannot be decided by more rounds (they can only lower the least batches),
     and ends the clock there (the runner cannot make its calls shorter on this clock than they are). A clock that
     disagrees is measured once more, and only a second disagreement counts: on a two-core host
     a burst of other work put an honest candidate's 0.12 ms calls at 6 ms for a whole clock
@@ -756,16 +756,18 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     device_type = ref.device.type
     clock = _clock_once(ref, cand, found, ref_ms, new_ms)
     measured = 1
-    if _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type):
+    disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type)
+    if disagrees:
         clock = _clock_once(ref, cand, found, ref_ms, new_ms)
         measured = 2
+        disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type)
     clock_ref, clock_new = clock["ref_ms"], clock["new_ms"]
     slower = clock_new / new_ms
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
     decisive = clock_new >= CLOCK_MIN_MS.get(device_type, 0.0)
     found.clock = {**clock, "measured": measured, "new_over_events": slower if decisive else None,
                    "agreement": agreement if decisive else None}
-    if _clock_disagrees(ref_ms, new_ms, clock_ref, clock_new, device_type):
+    if disagrees:
         found.flags.append(f"{FLAG_TIMING_DISAGREES}: the judge's clock times a candidate call at {clock_new:.3g} ms, "
                            f"{slower:.2f}x the runner's {new_ms:.3g} ms, and its speedup at {clock_ref / clock_new:.3g}x "
                            f"against {ref_ms / new_ms:.3g}x by the runner's times (measured twice): no speedup is recorded")
@@ -786,7 +788,6 @@ def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms:
     # Both batches seed the RNG before each call, the runner copies each output into the judge's
     # buffers and the judge copies it out: those, timed here, are neither model's.
     seeding = _seeding_ms(device)
-
     on_clock = lambda: max(_clock_call_ms(fulls, singles, calls, found.request_ms)  # noqa: E731
                            - seeding - 2 * statistics.median(copies), 1e-6)
     floor = CLOCK_MIN_MS.get(device.type, 0.0)
