@@ -2,6 +2,7 @@
 the cheats the checks exist for."""
 import os
 import statistics
+import time
 import types
 
 import pytest
@@ -184,6 +185,24 @@ def test_a_runner_that_slows_the_clocks_single_call_batch_is_still_caught(evalua
     r = evaluate("forges_timing_and_clock.py")
     assert r.verdict is Verdict.CORRECT and r.speedup is None, r.judge_clock
     assert any(f.startswith("timing disagrees with the judge's clock") for f in r.flags), (r.flags, r.judge_clock)
+
+
+def test_one_stalled_ping_or_seeding_does_not_lower_the_clocks_bound(monkeypatch):
+    """On the two-core CI one ping stalled 6 ms: twice the slowest ping, taken off the full
+    batch, put a forger's 2 ms calls at 0.54 ms, under the floor, and its speedup was kept.
+    A stalled seeding, the mean of one group then, took a third of a millisecond off a call."""
+    from kbharness.judge import evaluate as judge
+
+    pings = iter([0.1] * 4 + [6.0] + [0.1] * 5)
+
+    class Runner:
+        def ping(self):
+            time.sleep(next(pings) / 1e3)
+
+    assert judge._request_ms(Runner()) == judge.CLOCK_REQUEST_MS
+    stalls = iter([0.05] + [0.0] * 100)
+    monkeypatch.setattr(judge, "seed_rng", lambda seed, device: time.sleep(next(stalls)))
+    assert judge._seeding_ms(torch.device("cpu")) < 0.5
 
 
 def test_a_clock_batch_of_microsecond_calls_on_a_busy_host_stays_under_the_floor():
