@@ -776,9 +776,8 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
 def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms: float, new_ms: float) -> dict[str, Any]:
     """One measurement of the judge's clock (``_judge_clock``), its batches sized by the two
     models' median event times: the batches' sizes and rounds, and a call of each model's time,
-    each from its least batches (the reference's from the median of its rounds, against the
-    candidate's least, let a loaded host put a 0.05 ms reference call over 1 ms and a forger
-    pass)."""
+    each from its least batches (the median of the reference's rounds, against the candidate's
+    least, let a loaded host put a 0.05 ms reference call over 1 ms and a forger pass)."""
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
     # A candidate call that fills a batch by itself is timed alone, whole: the request's own
     # cost (a millisecond) is lost in it, and batches of it would cost calls of seconds on a host.
