@@ -39,3 +39,20 @@ def test_the_timer_table_sets_the_judges_clock_beside_ncu():
     assert "| 1/34 reference | 0.3856 ms | 0.3880 ms | 0.3817 ms | +1.0% | 0.4100 ms | +7.4% |" in text
     assert "| 1/34 candidate | 0.1308 ms | - | - | - | - | - |" in text
     assert "- 34_x: 0.4%, agreement 0.970" in text
+
+
+def test_shared_input_places_equal_inputs_in_a_buffer_and_its_second_mapping():
+    import torch
+
+    bench = _bench("shared_input")
+    x = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    sets, keep = bench.placed([x, 7], torch.device("cpu"))
+    own, shared, attached = (sets[name][0] for name in bench.REGIMES)
+    assert own is x and torch.equal(shared, x) and torch.equal(attached, x)
+    assert shared.data_ptr() != x.data_ptr() and attached.data_ptr() != shared.data_ptr()
+    shared[0, 0] = -1.0  # one buffer seen twice, as the judge and the runner see it
+    assert attached[0, 0] == -1.0 and x[0, 0] == 0.0
+    assert all(sets[name][1] == 7 for name in bench.REGIMES) and len(keep) == 2
+    line = bench.row("2/77", {"own": [4.0, 4.0, 4.0, 4.2], "shared": [6.0] * 4, "attached": [5.0] * 4})
+    assert line == ("| 2/77 | 4.0000 ms (IQR 4%, 1.000x own) | 6.0000 ms (IQR 0%, 1.500x own) | "
+                    "5.0000 ms (IQR 0%, 1.250x own) |")
