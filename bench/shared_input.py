@@ -3,8 +3,8 @@ one process, call after call, on inputs in its own allocator's memory (``own``),
 buffer as the judge made it (``shared``: CUDA virtual memory on a GPU, a ``memfd`` on the host)
 and in a second mapping of that buffer, as the runner maps it (``attached``). Through the
 boundary, KernelBench's 2/77 (ConvTranspose3d) against itself came out 0.77x on the H200 with
-the same cuDNN kernel taking 5.7 ms in the runner against 4.2 ms in the judge, and the judge's
-clock agreed; the same pair in one process was 1.00x.
+the same cuDNN kernel taking 5.7 ms in the runner against 4.2 ms in one process, and the judge's
+clock agreed; in one process the pair was 1.00x.
 
     PYTHONPATH=. python bench/shared_input.py .kernelbench/KernelBench/level2/77_*.py --out bench/results/shared_input_h200.md
 """
@@ -63,7 +63,7 @@ def measure(path: Path, device, calls: int) -> dict[str, list[float]]:
         for name in REGIMES:
             model(*sets[name])
         for i in range(calls):
-            for name in REGIMES[i % 3:] + REGIMES[:i % 3]:
+            for name in REGIMES[i % len(REGIMES):] + REGIMES[:i % len(REGIMES)]:
                 times[name].append(timer.time(lambda: model(*sets[name]), key=name).time.call_ms)
     del sets, keep
     return times
