@@ -49,3 +49,20 @@ def test_a_tensor_subclass_and_a_python_value_are_reported_as_such():
     items = session._deliver((torch.ones(2).as_subclass(Sub), 3.5), [None, None], [])["items"]
     assert items[0]["tensor"] is False and items[0]["type"] == "Sub"
     assert items[1] == {"value": 3.5}
+
+
+def test_a_fingerprint_sums_large_outputs_in_slices_of_any_layout(monkeypatch):
+    from kbharness.runner import candidate_runner
+
+    monkeypatch.setattr(candidate_runner, "_SUM_CHUNK", 7)  # every tensor below is "large"
+    cases = [torch.randn(50), torch.randn(9, 6).t(), torch.randn(3, 5, 7).permute(2, 0, 1), torch.randn(40)[::2],
+             torch.randn(1, 40).expand(3, 40), torch.randn(1, 1, 30)[:, :, ::2], torch.randint(0, 5, (33,)),
+             torch.zeros(0, 3), torch.randn(())]
+    for t in cases:
+        whole = torch.sum(t, dtype=torch.float64) if t.is_floating_point() else torch.sum(t)
+        got = candidate_runner._fingerprint(t)
+        assert got.dtype == whole.dtype and abs(got.item() - whole.item()) < 1e-9, tuple(t.shape)
+    changed = torch.randn(50)
+    before = candidate_runner._values(candidate_runner._fingerprint(changed))
+    changed[49] += 1.0
+    assert candidate_runner._values(candidate_runner._fingerprint(changed)) != before

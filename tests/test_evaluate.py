@@ -593,3 +593,33 @@ def test_the_clocks_copy_of_an_output_goes_into_its_target_only_in_the_reference
     assert sealed[0] is target and torch.equal(target[0], torch.ones(3)) and torch.equal(target[1], torch.full((2,), 2.0))
     assert isinstance(sealed[1], list) and sealed[1][0] is not target[0]
     assert sealed[2].shape == (4,)
+
+
+def test_the_references_out_of_memory_beside_the_candidate_is_tried_again_after_both_caches_go_back(tmp_path, monkeypatch):
+    """1/38 against itself on an H100: the reference's timed call ran out of memory while the
+    runner still cached its check-phase copies. Given back, the call fits; only a second
+    failure is judged."""
+    from conftest import FAST, evaluate_here
+    from kbharness.judge import candidate, evaluate as judge
+
+    made, release, events = judge._buffers_like, candidate.RemoteCandidate.release, []
+
+    def first_fails(inputs):
+        events.append("staged")
+        if events.count("staged") == 1:
+            events.append("oom")
+            _out_of_memory()
+        return made(inputs)
+
+    monkeypatch.setattr(judge, "_buffers_like", first_fails)
+    monkeypatch.setattr(candidate.RemoteCandidate, "release", lambda self: (events.append("release"), release(self)))
+    spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST), tmp_path / "cache")
+    r = evaluate_here(spec, tmp_path)
+    assert r.verdict is Verdict.CORRECT, r.message
+    failed = events.index("oom")
+    assert events[failed:failed + 3] == ["oom", "release", "staged"], events
+
+
+def test_a_second_out_of_memory_of_the_reference_beside_the_candidate_is_judged(tmp_path, monkeypatch):
+    r = _judged_here_with(tmp_path, monkeypatch, "_buffers_like", _out_of_memory)
+    assert r.verdict is Verdict.TOO_LARGE and r.message.startswith("the judge's own work does not fit"), r.message

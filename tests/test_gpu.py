@@ -185,6 +185,29 @@ def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
     assert r.verdict is Verdict.TOO_LARGE, r.message
 
 
+def test_the_judges_freed_large_blocks_go_back_whole_to_the_device():
+    from kbharness.common import memory
+    device = torch.device("cuda")
+    memory.apply_limit(device, 0)
+    torch.cuda.empty_cache()
+    big = torch.empty(2**30, dtype=torch.uint8, device=device)
+    del big  # cached, one 1 GiB block
+    small = torch.ones(2**20, device=device)  # would be carved out of it if large blocks were split
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_reserved(device) < 2**29, torch.cuda.memory_reserved(device)
+    assert small.sum().item() == 2**20
+
+
+def test_a_scalar_answer_viewing_a_large_loss_is_kept_in_its_own_memory():
+    from kbharness.common import memory
+    device = torch.device("cuda")
+    keeper = memory.Keeper(device)
+    a, b = torch.rand(2**24, device=device), torch.rand(2**24, device=device)
+    loss = torch.nn.functional.smooth_l1_loss(a, b)
+    kept = keeper.keep(loss)
+    assert kept.untyped_storage().nbytes() == 4 and torch.equal(kept, loss)
+
+
 def test_answers_parked_on_the_host_are_page_locked_and_come_back_equal():
     from kbharness.common import memory
     device = torch.device("cuda")

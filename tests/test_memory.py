@@ -37,3 +37,14 @@ def test_out_of_memory_is_recognised_by_class_and_by_message():
     assert memory.is_oom(RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 35 TB"))
     assert memory.is_oom(MemoryError())
     assert not memory.is_oom(RuntimeError("shape mismatch"))
+
+
+def test_a_kept_answer_that_views_a_larger_storage_is_copied_into_its_own():
+    keeper = memory.Keeper(torch.device("cpu"))
+    keeper.cuda, keeper.budget = True, 10**6  # the device path's bookkeeping, without a GPU
+    elementwise = torch.arange(1000.0)
+    scalar = elementwise[7]  # a view holding all 4000 bytes, as smooth_l1_loss's scalar does on CUDA
+    own = torch.ones(3)
+    kept = keeper.keep((scalar, own, 5))
+    assert kept[0].untyped_storage().nbytes() == 4 and kept[0].item() == 7.0
+    assert kept[1] is own and kept[2] == 5 and keeper.used == 4 + 12

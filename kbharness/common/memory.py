@@ -62,8 +62,19 @@ class Keeper:
             return obj
         if self.fits(obj):
             self.used += nbytes(obj)
-            return obj
+            return compact(obj)
         return _to_host(obj)
+
+
+def compact(obj: Any) -> Any:
+    """``obj`` with each tensor in storage of its own size: the scalar that ``smooth_l1_loss``
+    returns on CUDA is a view of its 4 GiB elementwise loss, and six kept answers of KernelBench's
+    1/96 held 40 GiB of an H100 while its candidate ran out of memory."""
+    if isinstance(obj, torch.Tensor):
+        return obj.clone() if obj.untyped_storage().nbytes() > nbytes(obj) else obj
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(compact(o) for o in obj)
+    return obj
 
 
 def _to_host(obj: Any) -> Any:
@@ -100,9 +111,20 @@ def to_device(obj: Any, device: torch.device) -> Any:
     return obj
 
 
+# Cached blocks larger than this are never split for a smaller tensor (torch's
+# ``max_split_size_mb``).
+MAX_SPLIT_MB = 256
+
+
 def apply_limit(device: torch.device, limit_gib: float) -> int | None:
-    """Cap torch's allocator on ``device`` at ``limit_gib``; the cap in bytes, or None."""
-    if device.type != "cuda" or not limit_gib:
+    """Cap torch's allocator on ``device`` at ``limit_gib``; the cap in bytes, or None. Large
+    cached blocks are kept whole: a 0.3 GiB float64 answer carved out of a freed 16 GiB block
+    pinned it, and 31 GiB of KernelBench's 1/45 stayed reserved in the judge after its cache was
+    given back, out of its candidate's reach on an H100."""
+    if device.type != "cuda":
+        return None
+    torch._C._accelerator_setAllocatorSettings(f"max_split_size_mb:{MAX_SPLIT_MB}")
+    if not limit_gib:
         return None
     index = device.index if device.index is not None else torch.cuda.current_device()
     total = torch.cuda.get_device_properties(index).total_memory

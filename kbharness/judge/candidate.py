@@ -37,9 +37,9 @@ class TimedCall:
 class RemoteCandidate:
     def __init__(self, runner: Runner, device: torch.device):
         self.runner, self.device = runner, device
-        self.exchange = Exchange(device, self._release)
+        self.exchange = Exchange(device, self.release)
 
-    def _release(self) -> None:
+    def release(self) -> None:
         """Both processes' cached device memory back to the driver: what the judge's next
         shared buffer needs may sit in either caching allocator."""
         if self.device.type == "cuda":

@@ -30,6 +30,8 @@ from kbharness.common.results import Verdict
 from kbharness.common.spec import EvalSpec
 
 _LOG_CHARS = 60_000
+# Elements summed at once by a fingerprint (its float64 temporary: 128 MiB).
+_SUM_CHUNK = 2**24
 
 
 class _Failed(Exception):
@@ -271,10 +273,25 @@ class _Session:
 def _fingerprint(out: Any) -> Any:
     """A cheap summary of an output, queued on the device; compare two with ``_values``."""
     if isinstance(out, torch.Tensor):
-        return torch.sum(out.detach(), dtype=torch.float64) if out.is_floating_point() else torch.sum(out.detach())
+        return _tensor_sum(out.detach())
     if isinstance(out, (tuple, list)):
         return [_fingerprint(o) for o in out]
     return out
+
+
+def _tensor_sum(t: torch.Tensor) -> torch.Tensor:
+    """The sum of ``t`` (in float64 for floating point), over slices of at most ``_SUM_CHUNK``
+    elements: a float64 sum casts its whole operand first, and that copy of a 6 GiB float32
+    output (12 GiB) ran KernelBench's large level-1 references out of memory on an H100."""
+    if t.dim() == 0 or t.numel() <= _SUM_CHUNK:
+        return torch.sum(t, dtype=torch.float64) if t.is_floating_point() else torch.sum(t)
+    if t.is_contiguous():
+        parts = t.reshape(-1).split(_SUM_CHUNK)
+    elif t.size(0) == 1:
+        return _tensor_sum(t[0])
+    else:
+        parts = t.split(max(1, _SUM_CHUNK // t[0].numel()))
+    return torch.stack([_tensor_sum(p) for p in parts]).sum()
 
 
 def _values(fp: Any) -> Any:
