@@ -154,3 +154,34 @@ def test_the_fake_timer_stages_inputs_and_applies_on_return_like_the_real_ones()
                                                           stage=LoggingStage(log), key="m")
     assert log == ["poison", "load", "call"] and timed.output == 3 and timed.at_return == 4
     assert timed.time.call_ms == 0.5 and timed.time.host_bound
+
+
+def test_memory_a_timed_cpu_call_frees_is_there_for_the_next_without_page_faults():
+    """1/95's 512 MiB temporary faulted in afresh every call (70% of the call, and on a loaded
+    two-core host the runner's calls came out 0.4x the judge's for the same code). A process
+    that times on the CPU keeps freed memory: after a few calls, a call's fresh buffer and
+    temporary fault in nothing."""
+    import subprocess
+    import sys
+
+    probe = """
+import resource, sys, torch
+from kbharness.common.timing import CpuTimer
+if sys.argv[1] == "timer":
+    CpuTimer(torch.device("cpu"))
+x = torch.rand(2**24)
+faults = []
+for _ in range(6):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    buf = torch.empty_like(x)
+    buf.copy_(x)
+    torch.softmax(buf, 0).sum()
+    del buf
+    faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+print(min(faults[3:]))
+"""
+    pages = 2 * 2**24 * 4 // 4096  # the buffer's and the temporary's
+    run = lambda how: int(subprocess.run([sys.executable, "-c", probe, how], capture_output=True, text=True,  # noqa: E731
+                                         check=True).stdout)
+    assert run("plain") > pages // 2  # glibc's default: each large block a mapping of its own
+    assert run("timer") < pages // 20
