@@ -75,9 +75,10 @@ def main() -> int:
         import torch
 
         gc.collect()
-        for obj in gc.get_objects():
+        everything = gc.get_objects()
+        for obj in everything:
             if isinstance(obj, torch.Tensor) and obj.is_cuda and obj.untyped_storage().nbytes() >= GIB // 4:
-                refs = [_referrer(r, obj) for r in gc.get_referrers(obj)][:6]
+                refs = [_referrer(r, obj) for r in gc.get_referrers(obj) if r is not everything][:6]
                 print(f"{'':>12}held: {tuple(obj.shape)} {str(obj.dtype)[6:]} "
                       f"{obj.untyped_storage().nbytes() / GIB:.1f} GiB by {', '.join(refs)}", flush=True)
 
