@@ -327,10 +327,11 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     if settings.backward:
         _check_gradients(cand, trials, ref, found)
     del trials
-    # The reference's answers and both processes' check-phase caches, given back: 30 GiB of
-    # 1/19's stayed cached in the judge while its candidate ran out of memory in the timed
-    # calls on an H100.
-    cand.release()
+    if device.type == "cuda":
+        # The reference's answers and both processes' check-phase caches, given back: 30 GiB of
+        # 1/19's stayed cached in the judge while its candidate ran out of memory in the timed
+        # calls on an H100.
+        cand.release()
     _check_integrity(cand, "the checked calls", found)
     found.lap("check")
     phase("time")
@@ -344,9 +345,10 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     _check_integrity(cand, "the timed calls", found)
     found.lap("time")
     if not settings.backward:
-        # The timed calls' caches, given back: kept, they left no room for the clock's one call
-        # of 10 of KernelBench's largest level-1 references on an H100.
-        cand.release()
+        if device.type == "cuda":
+            # The timed calls' caches, given back: kept, they left no room for the clock's one
+            # call of 10 of KernelBench's largest level-1 references on an H100.
+            cand.release()
         with torch.no_grad():
             try:
                 _judge_clock(ref, cand, found)
@@ -356,7 +358,8 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
                 found.flags.append(f"{FLAG_CLOCK_UNAVAILABLE}: its batches do not fit on the device beside the "
                                    f"evaluation ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}): "
                                    "no speedup is recorded")
-            cand.release()
+            if device.type == "cuda":
+                cand.release()
         found.lap("judge's clock")
     if device.type == "cuda":
         try:
