@@ -13,9 +13,12 @@ candidate runs out of memory beside the judge on an 80 GB GPU.
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 import tempfile
 from pathlib import Path
+
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from kbharness.boundary import runner_client  # noqa: E402
@@ -46,11 +49,10 @@ def main() -> int:
 
     last = {"op": None, "device": 0}
     phase = ["start"]
+    seen_phases: set[str] = set()
     sent = runner_client.Runner.request
 
     def traced(self, op, **fields):
-        import torch
-
         if torch.cuda.is_initialized():
             free, total = torch.cuda.mem_get_info()
             used = total - free
@@ -66,14 +68,8 @@ def main() -> int:
             last.update(op=op, device=max(used, last["device"]) if op == last["op"] else used)
         return sent(self, op, **fields)
 
-    seen_phases: set[str] = set()
-
     def holders() -> None:
         """The live device tensors of 256 MiB or more, and what refers to each."""
-        import gc
-
-        import torch
-
         gc.collect()
         everything = gc.get_objects()
         for obj in everything:

@@ -188,7 +188,7 @@ def test_a_reference_beyond_the_memory_limit_is_too_large(evaluate, tmp_path):
 def test_the_judges_freed_large_blocks_go_back_whole_to_the_device():
     from kbharness.common import memory
     device = torch.device("cuda")
-    memory.apply_limit(device, 0)
+    memory.configure_allocator(device, 0)
     torch.cuda.empty_cache()
     big = torch.empty(2**30, dtype=torch.uint8, device=device)
     del big  # cached, one 1 GiB block

@@ -29,7 +29,7 @@ def test_cpu_evaluations_keep_everything_where_it_is_and_record_no_peaks():
     meter = memory.PeakMeter(torch.device("cpu"))
     assert meter.call("reference", torch.nn.Identity(), [big], lambda: 7) == 7
     assert meter.summary() == {}
-    assert memory.apply_limit(torch.device("cpu"), 80) is None
+    assert memory.configure_allocator(torch.device("cpu"), 80) is None
 
 
 def test_out_of_memory_is_recognised_by_class_and_by_message():

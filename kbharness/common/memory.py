@@ -116,9 +116,9 @@ def to_device(obj: Any, device: torch.device) -> Any:
 MAX_SPLIT_MB = 256
 
 
-def apply_limit(device: torch.device, limit_gib: float) -> int | None:
-    """Cap torch's allocator on ``device`` at ``limit_gib``; the cap in bytes, or None. Large
-    cached blocks are kept whole: a 0.3 GiB float64 answer carved out of a freed 16 GiB block
+def configure_allocator(device: torch.device, limit_gib: float) -> int | None:
+    """Cap torch's allocator on ``device`` at ``limit_gib`` (the cap in bytes, or None) and keep
+    its large cached blocks whole: a 0.3 GiB float64 answer carved out of a freed 16 GiB block
     pinned it, and 31 GiB of KernelBench's 1/45 stayed reserved in the judge after its cache was
     given back, out of its candidate's reach on an H100."""
     if device.type != "cuda":

@@ -168,6 +168,9 @@ def _stage_now(stage: Stage | None) -> None:
         stage.load()
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4  # glibc's mallopt parameters
+
+
 def _keep_freed_host_memory() -> None:
     """Make glibc keep what a call frees for the next call, as CUDA's caching allocator does.
 
@@ -185,9 +188,6 @@ def _keep_freed_host_memory() -> None:
         return
     mallopt(_M_MMAP_MAX, 0)  # large blocks from the heap, not from mmaps of their own
     mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)  # and the heap's freed top kept (up to 2 GiB)
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_MAX = -1, -4
 
 
 class CpuTimer(_Flushing):

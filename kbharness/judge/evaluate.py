@@ -280,7 +280,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
     runner.on_phase = phase
     cand.begin(spec.to_json(), str(run_dir / "runner"), _libraries(spec.problem_path))
     phase("reference")
-    limit = memory.apply_limit(device, settings.memory_limit_gib)
+    limit = memory.configure_allocator(device, settings.memory_limit_gib)
     found.meter = memory.PeakMeter(device, limit)
     problem = load_problem(spec.problem_path, settings.size_overrides)
     init_inputs = _guarded("reference", problem.get_init_inputs)
@@ -356,7 +356,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
                 if isinstance(e, Failed) and e.verdict is not Verdict.OOM:
                     raise
                 found.flags.append(f"{FLAG_CLOCK_UNAVAILABLE}: its batches do not fit on the device beside the "
-                                   f"evaluation ({type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}): "
+                                   f"evaluation ({_first_line(e)}): "
                                    "no speedup is recorded")
             if device.type == "cuda":
                 cand.release()
@@ -370,7 +370,7 @@ def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
             # Listing kernels runs both models once more under a profiler, after the verdict is
             # made: 1/45's 16 GiB input did not fit a third time on an H100.
             found.notes.append(f"kernels not listed: a profiled call does not fit on the device beside the evaluation "
-                               f"({type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]})")
+                               f"({_first_line(e)})")
         found.lap("kernels")
     found.candidate_memory = cand.memory()
     _speed_of_light(settings, found)
@@ -1129,6 +1129,10 @@ def _guarded(who: str, fn: Callable[[], Any]) -> Any:
                            f"{str(e).splitlines()[0][:200] if str(e) else ''}") from None
             raise Stop(Verdict.OOM, f"out of memory in the {who}: {str(e).splitlines()[0][:200]}") from None
         raise Stop(Verdict.LOAD_ERROR, f"{who} failed: {type(e).__name__}: {e}") from None
+
+
+def _first_line(e: BaseException) -> str:
+    return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"
 
 
 def _problem_key(path: Path) -> str:

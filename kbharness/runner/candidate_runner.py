@@ -109,7 +109,7 @@ class _Session:
         if self.device.type == "cuda" and not torch.cuda.is_available():
             return {"notes": self.notes, "no_gpu": True}
         self.scratch = Path(scratch)
-        limit = memory.apply_limit(self.device, self.settings.memory_limit_gib)
+        limit = memory.configure_allocator(self.device, self.settings.memory_limit_gib)
         if self.device.type == "cuda":
             _load_libraries(self.device, [str(x) for x in libraries])
         self.meter = memory.PeakMeter(self.device, limit)
@@ -285,7 +285,7 @@ def _tensor_sum(t: torch.Tensor) -> torch.Tensor:
     """The sum of ``t`` (in float64 for floating point), over slices of at most ``_SUM_CHUNK``
     elements: a float64 sum casts its whole operand first, and that copy of a 6 GiB float32
     output (12 GiB) ran KernelBench's large level-1 references out of memory on an H100."""
-    if t.dim() == 0 or t.numel() <= _SUM_CHUNK:
+    if t.numel() <= _SUM_CHUNK:
         return torch.sum(t, dtype=torch.float64) if t.is_floating_point() else torch.sum(t)
     if t.is_contiguous():
         parts = t.reshape(-1).split(_SUM_CHUNK)
