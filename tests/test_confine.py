@@ -1,11 +1,15 @@
-"""The runner's signal filter, loaded in a forked child: it may signal itself and what it
-forks, never an older process (its judge), and has no other way to name one."""
+"""The runner's signal walls, loaded in a forked child as the runner loads them (the seccomp
+filter, and Landlock's signal scope where the kernel has it): it may signal itself and what
+it forks, never its judge or any of the judge's threads, and has no other way to name one.
+The filter's program is also run here on an interpreter, for the pids no machine offers on
+demand."""
 import ctypes
 import fcntl
 import os
 import signal
 import socket
 import sys
+import threading
 
 import pytest
 
@@ -15,14 +19,28 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname
                                 reason="the filter is for Linux on x86-64")
 
 
-def _in_filtered_child(probe) -> str:
-    """What ``probe`` returned in a child that loaded the filter (or the exception it raised)."""
+def _landlock_scopes_signals() -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(confine._LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                        ctypes.c_uint32(confine._LANDLOCK_VERSION)) >= confine._LANDLOCK_SCOPE_ABI
+
+
+LANDLOCK = _landlock_scopes_signals()
+needs_landlock = pytest.mark.skipif(not LANDLOCK, reason="the kernel has no Landlock signal scope (Linux 6.12)")
+
+
+def _in_filtered_child(probe, scoped: bool = LANDLOCK) -> str:
+    """What ``probe`` returned in a child confined as the runner is (or the exception it raised);
+    ``scoped=False``: the filter alone."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         try:
             confine.forbid_signals()
+            if scoped:
+                confine.scope_signals()
             answer = str(probe())
         except BaseException as e:  # noqa: BLE001
             answer = f"{type(e).__name__}"
@@ -76,3 +94,67 @@ def test_the_filter_program_refuses_other_architectures_first():
     assert program[0] == (0x20, 0, 0, 4)  # load the architecture
     deny = len(program) - 2
     assert program[1][0] == 0x15 and 1 + 1 + program[1][2] == deny and program[deny][3] == confine._RET_EPERM
+
+
+@needs_landlock
+def test_a_thread_the_judge_starts_after_its_runner_cannot_be_signalled():
+    """Its id is above the runner's pid, and ``kill`` on a thread's id signals its whole
+    process: through the filter alone a candidate's SIGUSR1 reached the judge. Landlock's
+    scope refuses it whatever the id, as it refuses the judge once pids wrap."""
+    got = []
+    previous = signal.signal(signal.SIGUSR1, lambda *_: got.append(1))
+    started, done = threading.Event(), threading.Event()
+    thread = threading.Thread(target=lambda: (started.set(), done.wait()))
+    try:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(write)
+            confine.forbid_signals()
+            confine.scope_signals()
+            tid = int(os.read(read, 32))
+            try:
+                os.kill(tid, signal.SIGUSR1)
+                os._exit(0)
+            except PermissionError:
+                os._exit(1)
+        os.close(read)
+        thread.start()
+        started.wait()
+        os.write(write, str(thread.native_id).encode())
+        os.close(write)
+        refused = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 1
+        assert thread.native_id > pid and refused and not got
+    finally:
+        done.set()
+        thread.join()
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def _run_filter(program, nr: int, arg0: int, arch: int = confine._AUDIT_ARCH_X86_64) -> str:
+    """Classic BPF as the kernel runs a seccomp filter, for the few instructions it uses."""
+    data = {0: nr, 4: arch, 16: arg0 & 0xFFFFFFFF, 24: 0}
+    acc, pc = 0, 0
+    while True:
+        code, jt, jf, k = program[pc]
+        if code == confine._LD_W_ABS:
+            acc = data[k]
+        elif code == confine._RET_K:
+            return {confine._RET_ALLOW: "allow", confine._RET_EPERM: "deny"}[k]
+        else:
+            taken = acc == k if code == confine._JEQ_K else acc >= k
+            pc += jt if taken else jf
+        pc += 1
+
+
+def test_the_filters_decisions_by_pid():
+    own = 5000
+    program = confine.signal_filter(own)
+    kill, tgkill = confine._PID_FIRST["kill"], confine._PID_FIRST["tgkill"]
+    assert _run_filter(program, kill, own - 1) == "deny"  # an older process: its judge
+    assert _run_filter(program, kill, -1) == "deny"
+    assert [_run_filter(program, kill, p) for p in (0, -own, own, own + 7)] == ["allow"] * 4
+    assert _run_filter(program, tgkill, own + 7) == "allow"  # a child's thread, named with its process
+    assert _run_filter(program, confine._TKILL, own) == "allow"
+    assert _run_filter(program, confine._TKILL, own + 7) == "deny"  # maybe a judge's later thread
+    assert _run_filter(program, kill, own - 1, arch=0x40000003) == "deny"  # i386

@@ -251,6 +251,28 @@ def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_pa
     assert bool(disagrees) is (reported > 1) and (r.speedup is None) is (reported > 1), (r.flags, r.judge_clock)
 
 
+def test_a_clock_with_room_for_one_call_times_it_alone(tmp_path, monkeypatch):
+    """1/63 judged against itself on an H100: two calls did not fit but were batched anyway,
+    and the runner's second call, with no room left for cuDNN's workspace, ran another algorithm
+    and was judged wrong. Where fewer than two fit, one call is timed alone; a forger is still
+    caught there."""
+    from conftest import FAST, evaluate_here
+    from kbharness.judge import evaluate as judge
+
+    monkeypatch.setattr(judge, "_calls_that_fit", lambda ref: 1)
+
+    def judged(name: str):
+        spec = EvalSpec(TINY_PROBLEM, CANDIDATES / name, Settings(device="cpu", **FAST), tmp_path / "cache")
+        return evaluate_here(spec, tmp_path / name)
+
+    honest, forged = judged("correct.py"), judged("forges_timing.py")
+    assert honest.verdict is Verdict.CORRECT and honest.speedup is not None, honest.message
+    assert honest.judge_clock["calls"] == 1 and honest.judge_clock["rounds"] == 1, honest.judge_clock
+    assert forged.verdict is Verdict.CORRECT and forged.speedup is None, forged.judge_clock
+    assert forged.judge_clock["calls"] == 1, forged.judge_clock
+    assert any(f.startswith("timing disagrees with the judge's clock") for f in forged.flags), forged.flags
+
+
 def test_the_clocks_decision_on_the_h200s_numbers():
     """A forged 2 ms call against a 6 us reference on the H200: its speedups agreed within 1.5x
     (the 0.068 ms the clock gave the reference is mostly its own overhead) while the clock

@@ -109,11 +109,15 @@ def _mount(libc, source: str | None, target: str, flags: int, what: str) -> None
 # x86-64 system call numbers, and what the filter compares their arguments with.
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _X32_BIT = 0x40000000
-_PID_FIRST = {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
+_TKILL = 200
+_PID_FIRST = {"kill": 62, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
               "pidfd_open": 434}
 _PIDFD_SEND_SIGNAL = 424
 _OWNER_SETTERS = {72: (8, 15), 16: (0x8901, 0x8902)}  # fcntl F_SETOWN(_EX), ioctl FIOSETOWN/SIOCSPGRP
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
+# Landlock's calls have one number on every architecture.
+_LANDLOCK_CREATE_RULESET, _LANDLOCK_RESTRICT_SELF, _LANDLOCK_VERSION = 444, 446, 1
+_LANDLOCK_SCOPE_SIGNAL, _LANDLOCK_SCOPE_ABI = 2, 6
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
 
@@ -130,19 +134,23 @@ def signal_filter(own: int) -> list[tuple[int, int, int, int]]:
     """The classic-BPF program ``forbid_signals`` loads, as (code, jt, jf, k): a signal (or a
     pidfd) may name process group 0 (its own session's, see ``forbid_signals``), ``-own``,
     or a pid from ``own`` up (this process and the ones it forks); any other pid, a pidfd's
-    signal and a descriptor's new owner are refused with EPERM. Other architectures' calls
-    (x32, i386) are refused outright."""
+    signal and a descriptor's new owner are refused with EPERM. ``tkill`` names a thread
+    with no process to check it against (a judge's thread started later has an id above
+    ``own``): only ``own`` itself; ``tgkill`` names the process first. Other architectures'
+    calls (x32, i386) are refused outright."""
     nr, arg0, arg1 = 0, 16, 24  # offsets in struct seccomp_data (little-endian low words)
     deny, allow = ("ret", _RET_EPERM), ("ret", _RET_ALLOW)
     body: list = [("ld", 4), ("jne", _AUDIT_ARCH_X86_64, "deny"), ("ld", nr), ("jge", _X32_BIT, "deny")]
     for number in _PID_FIRST.values():
         body.append(("jeq", number, "pid"))
+    body.append(("jeq", _TKILL, "tkill"))
     body.append(("jeq", _PIDFD_SEND_SIGNAL, "deny"))
     for number in _OWNER_SETTERS:
         body.append(("jeq", number, f"owner{number}"))
     body.append(allow)
     body += [("label", "pid"), ("ld", arg0), ("jeq", 0, "allow"), ("jeq", (1 << 32) - own, "allow"),
              ("jge", 1 << 31, "deny"), ("jge", own, "allow"), deny]
+    body += [("label", "tkill"), ("ld", arg0), ("jeq", own, "allow"), deny]
     for number, commands in _OWNER_SETTERS.items():
         body += [("label", f"owner{number}"), ("ld", arg1), *[("jeq", c, "deny") for c in commands], allow]
     body += [("label", "deny"), deny, ("label", "allow"), allow]
@@ -189,3 +197,30 @@ def forbid_signals(libc=None) -> None:
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
             libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
         raise ConfineError(ctypes.get_errno(), f"a seccomp filter: {os.strerror(ctypes.get_errno())}")
+
+
+def scope_signals(libc=None) -> None:
+    """Confine this process's signals, and those of all it forks, to itself and them: a
+    Landlock domain scoped for signals (Linux 6.12, Landlock ABI 6) refuses any signal, by any
+    call, to a process outside it, whatever its pid. The seccomp filter judges pids, and a pid
+    says nothing of age: a thread the judge starts after its runner has a larger id, and
+    ``kill`` on a thread's id signals its whole process (it stopped a judge so), as can an
+    older process once the pid counter wraps. Like the filter, it binds the calling thread
+    only: the runner calls it single-threaded, before any candidate code. Without it
+    ``ConfineError``."""
+    libc = libc or ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_VERSION))
+    if abi < _LANDLOCK_SCOPE_ABI:
+        why = os.strerror(ctypes.get_errno()) if abi < 0 else f"Landlock ABI {abi}"
+        raise ConfineError(ctypes.get_errno(), f"Landlock's signal scope needs ABI {_LANDLOCK_SCOPE_ABI} (Linux 6.12): {why}")
+    attr = (ctypes.c_uint64 * 3)(0, 0, _LANDLOCK_SCOPE_SIGNAL)  # handled_access_fs, handled_access_net, scoped
+    fd = libc.syscall(_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    if fd < 0:
+        raise ConfineError(ctypes.get_errno(), f"a Landlock ruleset: {os.strerror(ctypes.get_errno())}")
+    try:
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+                libc.syscall(_LANDLOCK_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            raise ConfineError(ctypes.get_errno(), f"a Landlock domain: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)

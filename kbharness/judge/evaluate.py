@@ -810,9 +810,13 @@ def _clock_once(ref: _Reference, cand: RemoteCandidate, found: Findings, ref_ms:
     problem, model, settings, device = ref.problem, ref.model, ref.settings, ref.device
     # A candidate call that fills a batch by itself is timed alone, whole: the request's own
     # cost (a millisecond) is lost in it, and batches of it would cost calls of seconds on a host.
+    # So is one where two calls do not fit: forced into a batch of two, 1/63's second call on an
+    # H100 had no room for cuDNN's workspace, ran another algorithm and missed the tolerance.
     alone = new_ms >= CLOCK_BATCH_MS
+    fit = CLOCK_MAX_CALLS if alone else _calls_that_fit(ref)
+    alone = alone or fit < 2
     calls = 1 if alone else max(2, min(CLOCK_MAX_CALLS, int(CLOCK_BATCH_MS / max(new_ms, 1e-3)),
-                                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), _calls_that_fit(ref)))
+                                       int(10 * CLOCK_BATCH_MS / max(ref_ms, 1e-3)), fit))
     rounds = CLOCK_ROUNDS if not alone and calls * max(ref_ms, new_ms) <= 1.5 * CLOCK_BATCH_MS else 1
     batches = (1,) if alone else (calls, 1)
     ref_walls, fulls, singles, copies = [], [], [], []
@@ -934,7 +938,9 @@ def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: 
 def _calls_that_fit(ref: _Reference) -> int:
     """Calls of a batch whose memory fits on the device: per call, the judge holds its inputs,
     the reference's output and its sealed copy of the candidate's, and shares an input and an
-    output buffer with the runner; one call's worth is left for the models' own temporaries."""
+    output buffer with the runner; one call's worth is left for the models' own temporaries.
+    The room is the judge's cap less what it holds, and no more than the device has free
+    (the runner's memory is not under the judge's cap)."""
     if ref.device.type != "cuda":
         return CLOCK_MAX_CALLS
     example = make_inputs(ref.problem, ref.settings.seed, ref.settings, ref.device, ref.who)
@@ -944,7 +950,9 @@ def _calls_that_fit(ref: _Reference) -> int:
     del example
     index = ref.device.index if ref.device.index is not None else torch.cuda.current_device()
     cap = ref.found.meter.limit or torch.cuda.get_device_properties(index).total_memory
-    room = cap - torch.cuda.memory_allocated(index)
+    allocated = torch.cuda.memory_allocated(index)
+    free, _ = torch.cuda.mem_get_info(index)
+    room = min(cap - allocated, free + torch.cuda.memory_reserved(index) - allocated)
     return int(room // max(1, 2 * in_bytes + 3 * out_bytes)) - 1
 
 

@@ -70,6 +70,11 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
                 confine.forbid_signals(libc)
             except OSError as e:
                 notes += (f"runner's signals not filtered ({e})" + ("" if pid_namespace else ": it could signal the judge"),)
+            try:
+                confine.scope_signals(libc)
+            except OSError as e:
+                notes += (f"runner's signals not scoped by Landlock ({e})" + ("" if pid_namespace else
+                          ": the signal filter alone guards the judge, and lets through a thread it starts later"),)
         os.environ.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor")})
         tempfile.tempdir = str(scratch)  # the judge's, inherited, is read-only here
         from kbharness.runner import candidate_runner
