@@ -12,10 +12,11 @@ pid the candidate could signal or trace.
 
 CUDA refuses to start in a nested PID namespace (``cuInit`` fails with
 CUDA_ERROR_OPERATING_SYSTEM: the sandbox's ``/proc`` cannot be remounted for it, since
-bubblewrap covers parts of it), so a runner on the GPU stays in the judge's: there a
-seccomp filter (``forbid_signals``) refuses every signal to a process older than the
-runner (the judge, the fork server) and every other way to name one (``pidfd_send_signal``,
-a descriptor's owner for ``SIGIO``), and the judge, not dumpable, cannot be traced or read
+bubblewrap covers parts of it), so a runner on the GPU stays in the judge's: there
+Landlock's signal scope (``scope_signals``) refuses every signal to a process outside the
+runner's own, and a seccomp filter (``forbid_signals``) every signal to a pid older than the
+runner's (the judge, the fork server) and every other way to name one (``pidfd_send_signal``,
+a descriptor's owner for ``SIGIO``); the judge, not dumpable, cannot be traced or read
 through ``/proc`` by a process without capabilities in its user namespace. Linux only;
 where nested user namespaces are refused the caller says why in the record.
 """
