@@ -53,6 +53,7 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
             from kbharness.boundary import confine
 
             pid_namespace = corner["pid_namespace"]
+            own_pids = False
             try:
                 confine.confine(writable=[str(scratch), *corner["writable"]], locked=corner["locked"],
                                 pid_namespace=pid_namespace)
@@ -64,17 +65,22 @@ def _runner_process(sock: socket.socket, scratch: Path, corner: dict | None) -> 
                     _pass_on(os.fork(), sock, libc)  # this process: parent of the namespace
                     _pass_on(os.fork(), sock, libc, init=True)  # the namespace's init
                     confine.enter_pid_namespace()
+                    own_pids = True
                 else:
                     confine.drop_capabilities(libc)
+            filtered = False
             try:
                 confine.forbid_signals(libc)
+                filtered = True
             except OSError as e:
-                notes += (f"runner's signals not filtered ({e})" + ("" if pid_namespace else ": it could signal the judge"),)
+                notes += (f"runner's signals not filtered ({e})" + ("" if own_pids else ": it could signal the judge"),)
             try:
                 confine.scope_signals(libc)
             except OSError as e:
-                notes += (f"runner's signals not scoped by Landlock ({e})" + ("" if pid_namespace else
-                          ": the signal filter alone guards the judge, and lets through a thread it starts later"),)
+                if not own_pids:  # in its own PID namespace the judge has no pid to name
+                    notes += (f"runner's signals not scoped by Landlock ({e})" + (
+                        ": the signal filter alone guards the judge, and lets through a thread it starts later"
+                        if filtered else ""),)
         os.environ.update({"HOME": str(scratch), "TMPDIR": str(scratch), "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor")})
         tempfile.tempdir = str(scratch)  # the judge's, inherited, is read-only here
         from kbharness.runner import candidate_runner
