@@ -273,6 +273,20 @@ def test_a_clock_with_room_for_one_call_times_it_alone(tmp_path, monkeypatch):
     assert any(f.startswith("timing disagrees with the judge's clock") for f in forged.flags), forged.flags
 
 
+def test_a_judge_stopped_during_the_evaluation_keeps_its_verdict_and_no_speedup(tmp_path):
+    """SIGSTOP then SIGCONT from an unconfined runner: the stop itself cannot be refused by the
+    judge, but its end runs the judge's SIGCONT handler, so the times taken around it are dropped."""
+    from conftest import FAST, evaluate_here
+
+    spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "stops_judge.py", Settings(device="cpu", **FAST), tmp_path / "cache")
+    r = evaluate_here(spec, tmp_path)
+    assert r.verdict is Verdict.CORRECT and r.speedup is None, r.message
+    assert [f for f in r.flags if f.startswith("the judge was stopped and continued 1 time(s)")], r.flags
+    honest = evaluate_here(EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST),
+                                    tmp_path / "cache"), tmp_path / "honest")
+    assert honest.speedup is not None and not [f for f in honest.flags if "stopped" in f], honest.flags
+
+
 def test_the_clocks_decision_on_the_h200s_numbers():
     """A forged 2 ms call against a 6 us reference on the H200: its speedups agreed within 1.5x
     (the 0.068 ms the clock gave the reference is mostly its own overhead) while the clock

@@ -175,6 +175,9 @@ FLAG_TIMING_DISAGREES = "timing disagrees with the judge's clock"
 # Information: the judge's clock did not fit on the device beside the evaluation, so the runner's
 # times are not cross-checked and the record keeps no speedup (the verdict stands).
 FLAG_CLOCK_UNAVAILABLE = "judge's clock did not run"
+# Flag of a judge stopped and continued during the evaluation (a signal from outside): its times
+# are not kept, and the record keeps no speedup (the verdict stands).
+FLAG_JUDGE_STOPPED = "the judge was stopped"
 # Flags whose record's speedup cannot be trusted: such records are listed apart from leaderboards and fast_p.
 UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE, FLAG_TIMING_DISAGREES)
 

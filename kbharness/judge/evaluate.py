@@ -32,7 +32,7 @@ import torch
 import torch._dynamo  # noqa: F401  (wraps torch.manual_seed when imported: done before the integrity snapshot)
 import torch.profiler  # noqa: F401
 
-from kbharness.judge import check, checks, controls, roofline
+from kbharness.judge import check, checks, controls, roofline, stops
 from kbharness.common import env, kernels, languages, memory, timing
 from kbharness.common.calls import (CALL_SEED_OFFSET, Graphed, Staged, build_model, classify_exception, clone, detach,
                              gradients, seed_rng)
@@ -40,8 +40,8 @@ from kbharness.common.calls import sync as _sync
 from kbharness.judge.candidate import RemoteCandidate
 from kbharness.common.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.common.loading import LoadError, SolutionSource, load_problem, read_solution
-from kbharness.common.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE, FLAG_LESS_WORK,
-                               FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
+from kbharness.common.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE, FLAG_JUDGE_STOPPED,
+                               FLAG_LESS_WORK, FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
 from kbharness.boundary.runner_client import Exchange, Failed, Gone, Runner
 from kbharness.boundary.sharedmem import OUT_OF_MEMORY, SharedMemoryError
 from kbharness.common.spec import DTYPES, EvalSpec, Settings
@@ -162,27 +162,31 @@ def evaluate(spec: EvalSpec, run_dir: Path, phase: Callable[[str], None] = lambd
     settings = spec.settings
     found = Findings()
     source = None
-    try:
-        source = read_solution(spec.solution_path)
-        verdict, message, log = _run(spec, source, run_dir, found, phase, runner)
-    except Stop as stop:
-        verdict, message, log = stop.verdict, stop.message, stop.log
-    except Failed as f:
-        verdict, message, log = f.verdict, f.message, f.log
-    except Gone:
-        raise
-    except LoadError as e:
-        verdict = Verdict.COMPILE_ERROR if e.compile else Verdict.LOAD_ERROR
-        message, log = str(e), e.log
-    except SharedMemoryError as e:
-        # The judge's own buffers, never the candidate's allocation.
-        what = "do not fit" if e.errno == OUT_OF_MEMORY else "could not be made"
-        verdict, message, log = Verdict.TOO_LARGE, f"the judge's buffers shared with the runner {what}: {e}", ""
-    except Exception as e:
-        verdict, message, log = classify_exception(e)
-        if verdict is Verdict.OOM:
-            # Raised in the judge, which runs no candidate code: the harness's limit.
-            verdict, message = Verdict.TOO_LARGE, f"the judge's own work does not fit on the device: {message}"
+    with stops.watched() as stopped:
+        try:
+            source = read_solution(spec.solution_path)
+            verdict, message, log = _run(spec, source, run_dir, found, phase, runner)
+        except Stop as stop:
+            verdict, message, log = stop.verdict, stop.message, stop.log
+        except Failed as f:
+            verdict, message, log = f.verdict, f.message, f.log
+        except Gone:
+            raise
+        except LoadError as e:
+            verdict = Verdict.COMPILE_ERROR if e.compile else Verdict.LOAD_ERROR
+            message, log = str(e), e.log
+        except SharedMemoryError as e:
+            # The judge's own buffers, never the candidate's allocation.
+            what = "do not fit" if e.errno == OUT_OF_MEMORY else "could not be made"
+            verdict, message, log = Verdict.TOO_LARGE, f"the judge's buffers shared with the runner {what}: {e}", ""
+        except Exception as e:
+            verdict, message, log = classify_exception(e)
+            if verdict is Verdict.OOM:
+                # Raised in the judge, which runs no candidate code: the harness's limit.
+                verdict, message = Verdict.TOO_LARGE, f"the judge's own work does not fit on the device: {message}"
+    if stopped.count:
+        found.flags.append(f"{FLAG_JUDGE_STOPPED} and continued {stopped.count} time(s) during the evaluation "
+                           "(a signal from another process): its times are not kept, no speedup is recorded")
     if verdict is Verdict.OOM and found.meter is not None and found.meter.cuda:
         index = torch.cuda.current_device()
         judge = torch.cuda.memory_reserved(index) + (found.exchange.nbytes() if found.exchange is not None else 0)
@@ -256,7 +260,7 @@ def _whose_oom(message: str, limit: int | None, total: int, judge: int, referenc
 
 
 def _disagrees(found: Findings) -> bool:
-    return any(f.startswith((FLAG_TIMING_DISAGREES, FLAG_CLOCK_UNAVAILABLE)) for f in found.flags)
+    return any(f.startswith((FLAG_TIMING_DISAGREES, FLAG_CLOCK_UNAVAILABLE, FLAG_JUDGE_STOPPED)) for f in found.flags)
 
 
 def _run(spec: EvalSpec, source: SolutionSource, run_dir: Path, found: Findings,
