@@ -158,3 +158,25 @@ def test_the_filters_decisions_by_pid():
     assert _run_filter(program, confine._TKILL, own) == "allow"
     assert _run_filter(program, confine._TKILL, own + 7) == "deny"  # maybe a judge's later thread
     assert _run_filter(program, kill, own - 1, arch=0x40000003) == "deny"  # i386
+    wrapped = confine.signal_filter(own, older=[own + 3, own + 900])  # alive above own: the counter wrapped
+    assert [_run_filter(wrapped, kill, p) for p in (own + 3, own + 900)] == ["deny", "deny"]
+    assert [_run_filter(wrapped, kill, p) for p in (own, own + 4, own + 901)] == ["allow"] * 3
+    assert _run_filter(wrapped, tgkill, own + 900) == "deny"
+
+
+def test_the_tasks_above_a_pid_are_found_ancestors_first_and_the_filter_takes_them_all():
+    """What ``forbid_signals`` hands the filter: every live id above the runner's (here, this
+    process's threads above a lower pid), its ancestors first; a list that long still loads."""
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait)
+    thread.start()
+    try:
+        older = confine.older_above(1)
+        assert older[0] == os.getppid() and os.getpid() in older and thread.native_id in older
+    finally:
+        done.set()
+        thread.join()
+    program = confine.signal_filter(10, list(range(11, 11 + 2 * confine.MAX_OLDER)))
+    assert len(program) <= 4096
+    assert _run_filter(program, confine._PID_FIRST["kill"], 11 + confine.MAX_OLDER - 1) == "deny"
+    assert _in_filtered_child(lambda: os.kill(os.getpid(), 0), scoped=False) == "None"

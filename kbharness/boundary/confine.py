@@ -121,6 +121,8 @@ _LANDLOCK_CREATE_RULESET, _LANDLOCK_RESTRICT_SELF, _LANDLOCK_VERSION = 444, 446,
 _LANDLOCK_SCOPE_SIGNAL, _LANDLOCK_SCOPE_ABI = 2, 6
 _RET_ALLOW, _RET_EPERM = 0x7FFF0000, 0x00050000 | 1
 _LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+MAX_OLDER = 1800  # classic BPF takes 4096 instructions
+_PF_KTHREAD = 0x00200000
 
 
 class _Filter(ctypes.Structure):
@@ -131,11 +133,55 @@ class _Program(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Filter))]
 
 
-def signal_filter(own: int) -> list[tuple[int, int, int, int]]:
+def older_above(own: int) -> list[int]:
+    """Ids of the tasks alive now, processes and threads, above ``own`` but not its own: older
+    than a process that has forked nothing yet, and so not its, whatever their ids say once the
+    pid counter has wrapped (a judge, a fork server). Kernel threads, which take no signal from
+    it, are left out. The runner's ancestors come first, as the ones that matter most when a
+    filter has no room for all."""
+    ancestors, pid = [], os.getppid()
+    while pid > 1:
+        ancestors.append(pid)
+        pid = _parent(pid)
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            tasks = os.listdir(f"/proc/{name}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            if int(task) > own and not _kernel_thread(int(task)):
+                found.append(int(task))
+    return [p for p in ancestors if p > own] + sorted(set(found) - set(ancestors))
+
+
+def _stat(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _parent(pid: int) -> int:
+    fields = _stat(pid)
+    return int(fields[1]) if fields else 0
+
+
+def _kernel_thread(tid: int) -> bool:
+    fields = _stat(tid)
+    return bool(fields) and int(fields[6]) & _PF_KTHREAD != 0
+
+
+def signal_filter(own: int, older: list[int] | tuple[int, ...] = ()) -> list[tuple[int, int, int, int]]:
     """The classic-BPF program ``forbid_signals`` loads, as (code, jt, jf, k): a signal (or a
     pidfd) may name process group 0 (its own session's, see ``forbid_signals``), ``-own``,
     or a pid from ``own`` up (this process and the ones it forks); any other pid, a pidfd's
-    signal and a descriptor's new owner are refused with EPERM. ``tkill`` names a thread
+    signal and a descriptor's new owner are refused with EPERM, as is each id of ``older``
+    (``older_above``: up to ``MAX_OLDER`` of them), above ``own`` only because the pid counter
+    wrapped. ``tkill`` names a thread
     with no process to check it against (a judge's thread started later has an id above
     ``own``): only ``own`` itself; ``tgkill`` names the process first. Other architectures'
     calls (x32, i386) are refused outright."""
@@ -150,7 +196,10 @@ def signal_filter(own: int) -> list[tuple[int, int, int, int]]:
         body.append(("jeq", number, f"owner{number}"))
     body.append(allow)
     body += [("label", "pid"), ("ld", arg0), ("jeq", 0, "allow"), ("jeq", (1 << 32) - own, "allow"),
-             ("jge", 1 << 31, "deny"), ("jge", own, "allow"), deny]
+             ("jge", 1 << 31, "deny")]
+    for pid in older[:MAX_OLDER]:  # two instructions each: no jump grows with the list
+        body += [("raw", _JEQ_K, 0, 1, pid), deny]
+    body += [("jge", own, "allow"), deny]
     body += [("label", "tkill"), ("ld", arg0), ("jeq", own, "allow"), deny]
     for number, commands in _OWNER_SETTERS.items():
         body += [("label", f"owner{number}"), ("ld", arg1), *[("jeq", c, "deny") for c in commands], allow]
@@ -172,7 +221,9 @@ def _assemble(body: list) -> list[tuple[int, int, int, int]]:
         kind = op[0]
         if kind == "label":
             continue
-        if kind == "ld":
+        if kind == "raw":
+            program.append(op[1:])
+        elif kind == "ld":
             program.append((_LD_W_ABS, 0, 0, op[1]))
         elif kind == "ret":
             program.append((_RET_K, 0, 0, op[1]))
@@ -192,7 +243,7 @@ def forbid_signals(libc=None) -> None:
     if os.uname().machine != "x86_64":
         raise ConfineError(0, f"no signal filter for {os.uname().machine}")
     os.setsid()
-    program = signal_filter(os.getpid())
+    program = signal_filter(os.getpid(), older_above(os.getpid()))
     filters = (_Filter * len(program))(*[_Filter(*op) for op in program])
     prog = _Program(len(program), filters)
     if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
