@@ -181,10 +181,9 @@ def signal_filter(own: int, older: list[int] | tuple[int, ...] = ()) -> list[tup
     or a pid from ``own`` up (this process and the ones it forks); any other pid, a pidfd's
     signal and a descriptor's new owner are refused with EPERM, as is each id of ``older``
     (``older_above``: up to ``MAX_OLDER`` of them), above ``own`` only because the pid counter
-    wrapped. ``tkill`` names a thread
-    with no process to check it against (a judge's thread started later has an id above
-    ``own``): only ``own`` itself; ``tgkill`` names the process first. Other architectures'
-    calls (x32, i386) are refused outright."""
+    wrapped. ``tkill`` names a thread with no process to check it against (a judge's thread
+    started later has an id above ``own``): only ``own`` itself; ``tgkill`` names the process
+    first. Other architectures' calls (x32, i386) are refused outright."""
     nr, arg0, arg1 = 0, 16, 24  # offsets in struct seccomp_data (little-endian low words)
     deny, allow = ("ret", _RET_EPERM), ("ret", _RET_ALLOW)
     body: list = [("ld", 4), ("jne", _AUDIT_ARCH_X86_64, "deny"), ("ld", nr), ("jge", _X32_BIT, "deny")]
@@ -256,8 +255,8 @@ def scope_signals(libc=None) -> None:
     Landlock domain scoped for signals (Linux 6.12, Landlock ABI 6) refuses any signal, by any
     call, to a process outside it, whatever its pid. The seccomp filter judges pids, and a pid
     says nothing of age: a thread the judge starts after its runner has a larger id, and
-    ``kill`` on a thread's id signals its whole process (it stopped a judge so), as can an
-    older process once the pid counter wraps. Like the filter, it binds the calling thread
+    ``kill`` on a thread's id signals its whole process (a SIGUSR1 reached a judge so); once
+    the pid counter wraps, an older process has one too. Like the filter, it binds the calling thread
     only: the runner calls it single-threaded, before any candidate code. Without it
     ``ConfineError``."""
     libc = libc or ctypes.CDLL(None, use_errno=True)
