@@ -180,3 +180,21 @@ def test_the_tasks_above_a_pid_are_found_ancestors_first_and_the_filter_takes_th
     assert len(program) <= 4096
     assert _run_filter(program, confine._PID_FIRST["kill"], 11 + confine.MAX_OLDER - 1) == "deny"
     assert _in_filtered_child(lambda: os.kill(os.getpid(), 0), scoped=False) == "None"
+
+
+def test_a_proc_of_another_pid_namespace_gives_no_ids():
+    """In a PID namespace whose ``/proc`` could not be remounted, the ids there are another
+    namespace's: refusing them would refuse the runner's own children that happen to share them."""
+    def probe():
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(confine._CLONE_NEWUSER | confine._CLONE_NEWPID) != 0:
+            return "refused"
+        child = os.fork()
+        if child == 0:
+            os._exit(0 if os.getpid() == 1 and confine.older_above(0) == [] else 1)
+        return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+
+    answer = _in_filtered_child(probe, scoped=False)
+    if answer == "refused":
+        pytest.skip("this kernel refuses an unprivileged user and PID namespace")
+    assert answer == "0"

@@ -138,7 +138,13 @@ def older_above(own: int) -> list[int]:
     than a process that has forked nothing yet, and so not its, whatever their ids say once the
     pid counter has wrapped (a judge, a fork server). Kernel threads, which take no signal from
     it, are left out. The runner's ancestors come first, as the ones that matter most when a
-    filter has no room for all."""
+    filter has no room for all. A ``/proc`` of another PID namespace (one the runner's own
+    namespace could not remount) numbers other tasks: nothing."""
+    try:
+        if os.readlink("/proc/self") != str(os.getpid()):
+            return []
+    except OSError:
+        return []
     ancestors, pid = [], os.getppid()
     while pid > 1:
         ancestors.append(pid)
