@@ -254,23 +254,32 @@ def test_a_call_that_fills_the_clocks_batch_is_timed_once_whole(evaluate, tmp_pa
 def test_a_clock_with_room_for_one_call_times_it_alone(tmp_path, monkeypatch):
     """1/63 judged against itself on an H100: two calls did not fit but were batched anyway,
     and the runner's second call, with no room left for cuDNN's workspace, ran another algorithm
-    and was judged wrong. Where fewer than two fit, one call is timed alone; a forger is still
-    caught there."""
+    and was judged wrong. Where fewer than two fit, one call is timed alone; a microsecond call
+    alone is mostly its request's cost, and keeps its speedup (it was flagged on a busy host)."""
     from conftest import FAST, evaluate_here
     from kbharness.judge import evaluate as judge
 
     monkeypatch.setattr(judge, "_calls_that_fit", lambda ref: 1)
-
-    def judged(name: str):
-        spec = EvalSpec(TINY_PROBLEM, CANDIDATES / name, Settings(device="cpu", **FAST), tmp_path / "cache")
-        return evaluate_here(spec, tmp_path / name)
-
-    honest, forged = judged("correct.py"), judged("forges_timing.py")
-    assert honest.verdict is Verdict.CORRECT and honest.speedup is not None, honest.message
+    spec = EvalSpec(TINY_PROBLEM, CANDIDATES / "correct.py", Settings(device="cpu", **FAST), tmp_path / "cache")
+    honest = evaluate_here(spec, tmp_path)
+    assert honest.verdict is Verdict.CORRECT and honest.speedup is not None, (honest.flags, honest.judge_clock)
     assert honest.judge_clock["calls"] == 1 and honest.judge_clock["rounds"] == 1, honest.judge_clock
-    assert forged.verdict is Verdict.CORRECT and forged.speedup is None, forged.judge_clock
-    assert forged.judge_clock["calls"] == 1, forged.judge_clock
-    assert any(f.startswith("timing disagrees with the judge's clock") for f in forged.flags), forged.flags
+
+
+def test_a_call_timed_alone_decides_only_past_its_requests_cost():
+    """A lone call carries its request's cost whole: on a busy two-core host (1.6 ms a request)
+    an honest 0.01 ms call came out at 1.2 ms on the clock, over the CPU's 1 ms floor, and was
+    flagged. From three requests' cost it decides: a 10 ms call reported as 0.5 ms is caught.
+    Batched, the request's cost cancels and the floor stays the clock's own."""
+    from kbharness.judge.evaluate import CLOCK_MIN_MS, _clock_disagrees, _new_floor
+
+    lone, batched = {"calls": 1, "request_ms": 1.6}, {"calls": 8, "request_ms": 1.6}
+    assert _new_floor(lone, "cpu") == pytest.approx(4.8) and _new_floor(batched, "cpu") == CLOCK_MIN_MS["cpu"]
+    assert not _clock_disagrees(ref_ms=0.005, new_ms=0.01, clock_ref=0.02, clock_new=1.2, device_type="cpu",
+                                new_floor=_new_floor(lone, "cpu"))
+    assert _clock_disagrees(ref_ms=0.005, new_ms=0.01, clock_ref=0.02, clock_new=1.2, device_type="cpu")
+    assert _clock_disagrees(ref_ms=0.005, new_ms=0.5, clock_ref=0.02, clock_new=10.8, device_type="cpu",
+                            new_floor=_new_floor(lone, "cpu"))
 
 
 def test_a_judge_stopped_during_the_evaluation_keeps_its_verdict_and_no_speedup(tmp_path):

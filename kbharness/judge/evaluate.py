@@ -82,6 +82,8 @@ CLOCK_MIN_MS = {"cuda": 0.5, "cpu": 1.0}
 # A reference whose call is this many times shorter than the candidate's on the clock is short
 # beside it: its clock time cannot be compared with its event time to judge the candidate's.
 CLOCK_SHORT_REF = 10.0
+# A call timed alone decides only from this many times the request's own cost (``_new_floor``).
+CLOCK_LONE_REQUESTS = 3.0
 
 
 class Stop(Exception):
@@ -789,15 +791,16 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     device_type = ref.device.type
     clock = _clock_once(ref, cand, found, ref_ms, new_ms)
     measured = 1
-    disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type)
+    disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type, _new_floor(clock, device_type))
     if disagrees:
         clock = _clock_once(ref, cand, found, ref_ms, new_ms)
         measured = 2
-        disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type)
+        disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type,
+                                     _new_floor(clock, device_type))
     clock_ref, clock_new = clock["ref_ms"], clock["new_ms"]
     slower = clock_new / new_ms
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
-    decisive = clock_new >= CLOCK_MIN_MS.get(device_type, 0.0)
+    decisive = clock_new >= _new_floor(clock, device_type)
     found.clock = {**clock, "measured": measured, "new_over_events": slower if decisive else None,
                    "agreement": agreement if decisive else None}
     if disagrees:
@@ -915,7 +918,17 @@ def _request_ms(cand: RemoteCandidate, n: int = 10) -> float:
     return max(CLOCK_REQUEST_MS, 2 * statistics.median(times))
 
 
-def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: float, device_type: str) -> bool:
+def _new_floor(clock: dict[str, Any], device_type: str) -> float:
+    """The least candidate call the clock decides on: its floor, and for a call timed alone,
+    which carries its request's cost whole, ``CLOCK_LONE_REQUESTS`` times that cost (an honest
+    microsecond call, alone where two did not fit, came out over the CPU's floor on a busy
+    two-core host and was flagged)."""
+    floor = CLOCK_MIN_MS.get(device_type, 0.0)
+    return floor if clock["calls"] > 1 else max(floor, CLOCK_LONE_REQUESTS * clock["request_ms"])
+
+
+def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: float, device_type: str,
+                     new_floor: float | None = None) -> bool:
     """Two ratios, both 1 for a runner that tells the truth about a device-bound call: the
     clock's time of a candidate call over its event time, and the events' speedup over the
     clock's. Forged times raise both; a cold cache (the events flush it, a batch does not) lowers
@@ -931,7 +944,7 @@ def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: 
     60 ms call reported as 24 ms passed against a 0.1 ms reference whose clock time was 0.2 ms,
     over the floor it had then)."""
     floor = CLOCK_MIN_MS.get(device_type, 0.0)
-    if clock_new < floor or clock_new / new_ms <= CLOCK_TOLERANCE:
+    if clock_new < (floor if new_floor is None else new_floor) or clock_new / new_ms <= CLOCK_TOLERANCE:
         return False
     if clock_ref < floor or clock_new > CLOCK_SHORT_REF * clock_ref:
         return clock_new > CLOCK_TOLERANCE * clock_ref
