@@ -40,8 +40,9 @@ from kbharness.common.calls import sync as _sync
 from kbharness.judge.candidate import RemoteCandidate
 from kbharness.common.views import flat as _flat, shares as _shares, tensors as _tensors
 from kbharness.common.loading import LoadError, SolutionSource, load_problem, read_solution
-from kbharness.common.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE, FLAG_JUDGE_STOPPED,
-                               FLAG_LESS_WORK, FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES, CheckResult, EvalRecord, Timing, TrialError, Verdict)
+from kbharness.common.results import (FLAG_CANNOT_DISCRIMINATE, FLAG_CLOCK_UNAVAILABLE, FLAG_IMPOSSIBLE,
+                               FLAG_JUDGE_STOPPED, FLAG_LESS_WORK, FLAG_STOCHASTIC, FLAG_TIMING_DISAGREES,
+                               CheckResult, EvalRecord, Timing, TrialError, Verdict)
 from kbharness.boundary.runner_client import Exchange, Failed, Gone, Runner
 from kbharness.boundary.sharedmem import OUT_OF_MEMORY, SharedMemoryError
 from kbharness.common.spec import DTYPES, EvalSpec, Settings
@@ -791,12 +792,14 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     device_type = ref.device.type
     clock = _clock_once(ref, cand, found, ref_ms, new_ms)
     measured = 1
-    disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type, _new_floor(clock, device_type))
+    def disagreeing(c: dict[str, Any]) -> bool:
+        return _clock_disagrees(ref_ms, new_ms, c["ref_ms"], c["new_ms"], device_type, _new_floor(c, device_type))
+
+    disagrees = disagreeing(clock)
     if disagrees:
         clock = _clock_once(ref, cand, found, ref_ms, new_ms)
         measured = 2
-        disagrees = _clock_disagrees(ref_ms, new_ms, clock["ref_ms"], clock["new_ms"], device_type,
-                                     _new_floor(clock, device_type))
+        disagrees = disagreeing(clock)
     clock_ref, clock_new = clock["ref_ms"], clock["new_ms"]
     slower = clock_new / new_ms
     agreement = (ref_ms / new_ms) / (clock_ref / clock_new)
