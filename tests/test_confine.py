@@ -19,14 +19,7 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname
                                 reason="the filter is for Linux on x86-64")
 
 
-def _landlock_scopes_signals() -> bool:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return libc.syscall(confine._LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                        ctypes.c_uint32(confine._LANDLOCK_VERSION)) >= confine._LANDLOCK_SCOPE_ABI
-
-
-LANDLOCK = _landlock_scopes_signals()
+LANDLOCK = confine.landlock_abi() >= confine._LANDLOCK_SCOPE_ABI
 needs_landlock = pytest.mark.skipif(not LANDLOCK, reason="the kernel has no Landlock signal scope (Linux 6.12)")
 
 

@@ -256,6 +256,13 @@ def forbid_signals(libc=None) -> None:
         raise ConfineError(ctypes.get_errno(), f"a seccomp filter: {os.strerror(ctypes.get_errno())}")
 
 
+def landlock_abi(libc=None) -> int:
+    """The kernel's Landlock ABI version, or -1 (errno set) where it has none."""
+    libc = libc or ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_VERSION))
+
+
 def scope_signals(libc=None) -> None:
     """Confine this process's signals, and those of all it forks, to itself and them: a
     Landlock domain scoped for signals (Linux 6.12, Landlock ABI 6) refuses any signal, by any
@@ -266,8 +273,7 @@ def scope_signals(libc=None) -> None:
     only: the runner calls it single-threaded, before any candidate code. Without it
     ``ConfineError``."""
     libc = libc or ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    abi = libc.syscall(_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_LANDLOCK_VERSION))
+    abi = landlock_abi(libc)
     if abi < _LANDLOCK_SCOPE_ABI:
         why = os.strerror(ctypes.get_errno()) if abi < 0 else f"Landlock ABI {abi}"
         raise ConfineError(ctypes.get_errno(), f"Landlock's signal scope needs ABI {_LANDLOCK_SCOPE_ABI} (Linux 6.12): {why}")
