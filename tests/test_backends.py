@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import CANDIDATES, FAST, TINY_PROBLEM
+from kbharness.execution import sandbox
 from kbharness.orchestration.backends import LocalBackend, RayBackend, evaluate_shipped
 from kbharness.common.results import Verdict
 from kbharness.common.spec import EvalSpec, Settings
@@ -69,18 +70,24 @@ def test_a_lost_worker_is_retried_then_recorded_as_lost(cluster, build_cache, tm
 
 def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_path, monkeypatch):
     monkeypatch.setenv("KB_FORKSERVER", "0")  # plain processes, which nothing else would end
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the workers' run dirs, to find them
+    # The workers' run dirs under tmp_path, to find them (the sandbox's root is made once a process).
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(sandbox, "scratch_root", lambda: tmp_path)
     settings = Settings(device="cpu", **{**FAST, "timeout_s": 120})
     specs = [EvalSpec(TINY_PROBLEM, CANDIDATES / "hang.py", settings, build_cache) for _ in range(2)]
 
-    def workers() -> list[str]:
-        found = subprocess.run(["pgrep", "-f", f"kbharness.execution.worker {tmp_path}"], capture_output=True, text=True)
-        return found.stdout.split()
+    def workers() -> set[str]:
+        """Run dirs of live workers (a sandboxed one shows twice: bwrap and the worker in it)."""
+        found = subprocess.run(["pgrep", "-af", f"kbharness.execution.worker {tmp_path}"], capture_output=True, text=True)
+        return {line.split()[-1] for line in found.stdout.splitlines()}
+
+    seen = []
 
     def interrupt_once_both_run() -> None:
         deadline = time.monotonic() + 60
         while len(workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
+        seen.append(len(workers()))
         os.kill(os.getpid(), signal.SIGINT)
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
@@ -90,4 +97,5 @@ def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_
             list(LocalBackend(workers=2).run(specs))
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert workers() == []
+    assert seen == [2]
+    assert workers() == set()

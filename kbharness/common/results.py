@@ -185,6 +185,8 @@ UNTRUSTED_FLAGS = (FLAG_CANNOT_DISCRIMINATE, FLAG_STOCHASTIC, FLAG_IMPOSSIBLE, F
 def untrusted_reason(flags: tuple[str, ...] | list[str]) -> str:
     """The first flag that keeps a record out of leaderboards and fast_p, or ''."""
     return next((f for f in flags if f.startswith(UNTRUSTED_FLAGS)), "")
+
+
 TIMING_FIELDS = ("ref_timing", "new_timing", "eager_timing", "compiled_timing")
 
 
