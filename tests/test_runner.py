@@ -38,7 +38,12 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
     cmd = [sys.executable, "-m", "kbharness.cli", "run", "1/1", "--problems-dir", str(FIXTURES / "problems"),
            "--solution", str(CANDIDATES / "correct.py"), "--solution", str(CANDIDATES / "hang.py"),
            "--store", str(store), "--cache-dir", str(build_cache), *fast]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # Plain worker starts with their run dirs under tmp_path, so the hanging one can be found by name.
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KB_FORKSERVER": "0", "TMPDIR": str(tmp_path)}
+
+    def workers() -> bytes:
+        return subprocess.run(["pgrep", "-f", f"kbharness.execution.worker {tmp_path}"], capture_output=True).stdout
+
     # A shell without job control starts background jobs with SIGINT ignored, and Python keeps
     # an inherited SIG_IGN: give the run the default, as a terminal's Ctrl-C would find it.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -47,15 +52,16 @@ def test_interrupted_run_keeps_finished_records_and_resumes(tmp_path, build_cach
     while not (store.exists() and store.read_text().count("\n") == 1):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    time.sleep(3)  # the hanging candidate's worker is running now
+    while not workers():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130
     assert "interrupted; every finished evaluation is in the store" in err
     lines = store.read_text().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["verdict"] == "correct"
-    leftover = subprocess.run(["pgrep", "-f", f"kbharness.execution.worker.*{tmp_path.name}"], capture_output=True)
-    assert leftover.stdout == b""
+    assert workers() == b""
 
     rerun = [str(CANDIDATES / "wrong.py") if c.endswith("hang.py") else c for c in cmd]
     resumed = subprocess.run(rerun, capture_output=True, text=True, env=env, timeout=120)
