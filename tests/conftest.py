@@ -39,6 +39,24 @@ def evaluate(build_cache):
     return run
 
 
+@pytest.fixture
+def forked(monkeypatch) -> list[str]:
+    """Run folders of the workers the fork server spawned: a test of the forked path must see
+    them, since a server that cannot start or spawn falls back to a plain start silently."""
+    from kbharness.execution import forkserver
+
+    spawned = []
+    spawn = forkserver.ForkServer.spawn
+
+    def spy(self, run_dir, log, env):
+        worker = spawn(self, run_dir, log, env)
+        spawned.append(run_dir)
+        return worker
+
+    monkeypatch.setattr(forkserver.ForkServer, "spawn", spy)
+    return spawned
+
+
 def evaluate_here(spec: EvalSpec, run_dir: Path):
     """``evaluate`` in this process with a runner forked from it: what a test patched here
     (a language registry, a fake timer) holds on both sides of the boundary."""

@@ -99,22 +99,27 @@ def test_compare_names_problems_as_run_does(tmp_path):
 
 def test_ctrl_c_exits_130_keeping_every_finished_record(tmp_path, build_cache):
     sleepy = tmp_path / "sleepy.py"
+    # It marks its scratch folder (its TMPDIR, under the run's) once it is called, so that the
+    # interrupt is known to land inside its evaluation.
     sleepy.write_text((CANDIDATES / "correct.py").read_text().replace(
-        "    def forward(self, x):\n", "    def forward(self, x):\n        time.sleep(1)\n").replace(
-        "import torch.nn", "import time\n\nimport torch.nn"))
+        "    def forward(self, x):\n",
+        "    def forward(self, x):\n        open(os.environ['TMPDIR'] + '/called', 'w').close()\n        time.sleep(1)\n"
+    ).replace("import torch.nn", "import os\nimport time\n\nimport torch.nn"))
     store = tmp_path / "evals.jsonl"
     cmd = [sys.executable, "-m", "kbharness.cli", "run", "1/1", "--problems-dir", str(FIXTURES / "problems"),
            "--solution", str(CANDIDATES / "correct.py"), "--solution", str(sleepy), "--build-jobs", "0",
            "--store", str(store), "--cache-dir", str(build_cache), *map(str, FAST)]
     # SIGINT's default disposition, as a terminal's Ctrl-C finds it (background jobs inherit SIG_IGN).
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(tmp_path)},
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while not (store.exists() and store.read_text().count("\n") == 1):
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.2)
-    time.sleep(2)  # inside the sleeping candidate's evaluation now
+    while not list(tmp_path.glob("kb-*/**/called")):
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -46,11 +46,18 @@ def _in_filtered_child(probe, scoped: bool = LANDLOCK) -> str:
     return answer
 
 
-def test_signalling_an_older_process_is_refused():
+# Each wall alone, then both: where the kernel has Landlock's scope, it alone would refuse most
+# of these, and the filter's own rules would go untested.
+WALLS = pytest.mark.parametrize("scoped", [False, True] if LANDLOCK else [False],
+                                ids=["filter-alone", "filter-and-landlock"][:1 + LANDLOCK])
+
+
+@WALLS
+def test_signalling_an_older_process_is_refused(scoped):
     judge = os.getpid()
-    assert _in_filtered_child(lambda: os.kill(judge, 0)) == "PermissionError"
-    assert _in_filtered_child(lambda: os.kill(-os.getpgid(judge), 0)) == "PermissionError"
-    assert _in_filtered_child(lambda: os.kill(-1, 0)) == "PermissionError"
+    assert _in_filtered_child(lambda: os.kill(judge, 0), scoped) == "PermissionError"
+    assert _in_filtered_child(lambda: os.kill(-os.getpgid(judge), 0), scoped) == "PermissionError"
+    assert _in_filtered_child(lambda: os.kill(-1, 0), scoped) == "PermissionError"
 
 
 def test_signalling_itself_its_group_and_its_own_children_still_works():
@@ -66,7 +73,8 @@ def test_signalling_itself_its_group_and_its_own_children_still_works():
     assert _in_filtered_child(lambda: signal.pthread_kill(__import__("threading").get_ident(), 0)) == "None"
 
 
-def test_other_ways_to_name_the_judge_are_refused():
+@WALLS
+def test_other_ways_to_name_the_judge_are_refused(scoped):
     judge = os.getpid()
 
     def pidfd_signal():
@@ -77,9 +85,9 @@ def test_other_ways_to_name_the_judge_are_refused():
         a, _ = socket.socketpair()
         fcntl.fcntl(a, fcntl.F_SETOWN, judge)
 
-    assert _in_filtered_child(pidfd_signal) == "PermissionError"
-    assert _in_filtered_child(lambda: os.pidfd_open(judge)) == "PermissionError"
-    assert _in_filtered_child(owner) == "PermissionError"
+    assert _in_filtered_child(pidfd_signal, scoped) == "PermissionError"
+    assert _in_filtered_child(lambda: os.pidfd_open(judge), scoped) == "PermissionError"
+    assert _in_filtered_child(owner, scoped) == "PermissionError"
 
 
 def test_the_filter_program_refuses_other_architectures_first():

@@ -26,15 +26,16 @@ class ModelNew(nn.Module):
 
 
 @pytest.mark.parametrize("server", ["1", "0"])
-def test_verdicts_are_the_same_forked_or_started_fresh(evaluate, monkeypatch, server):
+def test_verdicts_are_the_same_forked_or_started_fresh(evaluate, forked, monkeypatch, server):
     monkeypatch.setenv("KB_FORKSERVER", server)
     assert evaluate("correct.py").verdict is Verdict.CORRECT
     assert evaluate("wrong.py").verdict is Verdict.INCORRECT
     crash = evaluate("segfault.py")
     assert crash.verdict is Verdict.CRASH and "SIGSEGV" in crash.message
+    assert len(forked) == (3 if server == "1" else 0)
 
 
-def test_forked_worker_gets_the_callers_environment_and_directory(evaluate, tmp_path, monkeypatch):
+def test_forked_worker_gets_the_callers_environment_and_directory(forked, tmp_path, monkeypatch):
     probe = tmp_path / "probe.py"
     probe.write_text(ENV_PROBE)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
@@ -45,9 +46,10 @@ def test_forked_worker_gets_the_callers_environment_and_directory(evaluate, tmp_
     r = run_isolated(EvalSpec(TINY_PROBLEM, probe, Settings(device="cpu", n_runs=10), tmp_path / "cache"), gpu=3)
     assert r.verdict is Verdict.RUNTIME_ERROR
     assert f"visible=3 cwd={tmp_path}" in r.message + r.log_tail
+    assert len(forked) == 1
 
 
-def test_workers_forked_from_several_threads_at_once_all_report(evaluate):
+def test_workers_forked_from_several_threads_at_once_all_report(evaluate, forked):
     verdicts = []
     threads = [threading.Thread(target=lambda: verdicts.append(evaluate("correct.py").verdict)) for _ in range(4)]
     for t in threads:
@@ -55,6 +57,7 @@ def test_workers_forked_from_several_threads_at_once_all_report(evaluate):
     for t in threads:
         t.join()
     assert verdicts == [Verdict.CORRECT] * 4
+    assert len(forked) == 4
 
 
 def test_a_dead_server_ends_its_workers_and_the_next_one_starts(tmp_path):
@@ -94,10 +97,11 @@ def _ended(pid: int, within_s: float = 5.0) -> bool:
     return False
 
 
-def test_the_server_is_not_fooled_by_candidates_that_patch_torch(evaluate):
+def test_the_server_is_not_fooled_by_candidates_that_patch_torch(evaluate, forked):
     """Candidate code runs only in the forked worker: the next worker sees a clean torch."""
     assert evaluate("patches_torch.py").verdict is Verdict.INCORRECT
     assert evaluate(CANDIDATES / "correct.py").verdict is Verdict.CORRECT
+    assert len(forked) == 2
 
 
 def test_workers_still_running_when_the_client_closes_are_ended(tmp_path):
