@@ -14,7 +14,8 @@ def frame():
         make(problem="2/71", sha="a" * 64, ref=(4.0,), new=(2.0,)),     # 2.0x
         make(problem="2/71", sha="b" * 64, ref=(4.0,), new=(1.0,)),     # 4.0x, best
         make(problem="2/63", sha="c" * 64, ref=(3.0,), new=(2.0,)),     # 1.5x
-        make(problem="2/54", sha="d" * 64, verdict=Verdict.INCORRECT, ref=None, new=None),
+        # Timed, then failed a check of the timed calls: its times are kept, its speedup is not.
+        make(problem="2/54", sha="d" * 64, verdict=Verdict.INCORRECT, ref=(4.0,), new=(1.0,)),
         make(problem="2/97", sha="e" * 64, ref=(1.0,), new=(2.0,)),     # 0.5x
     ])
 
@@ -42,6 +43,7 @@ def test_newer_record_of_the_same_candidate_replaces_older():
 
 def test_incorrect_candidates_have_no_speedup_column_value(frame):
     assert pd.isna(frame.set_index("problem").loc["2/54", "speedup"])
+    assert pd.isna(frame.set_index("problem").loc["2/54", "sol"])
     assert list(frame.columns) == lb.COLUMNS
 
 

@@ -74,7 +74,12 @@ def test_scratch_problems_outside_a_level_tree_get_distinct_keys(tmp_path):
     keys = [problem_from_path(p).key for p in (a, b, c)]
     assert len(set(keys)) == 3
     assert keys[0].startswith("x_scale-") and len(keys[0]) == len("x_scale-") + 8
-    assert problem_from_path(a).key == problem_from_path(a).key  # stable: the content's hash
+    moved = tmp_path / "c" / "x_scale.py"
+    moved.parent.mkdir()
+    moved.write_text("SCALE = 2\n")
+    assert problem_from_path(moved).key == keys[0]  # the content's hash, not the path's
+    a.write_text("SCALE = 4\n")
+    assert problem_from_path(a).key != keys[0]
 
 
 def test_a_scratch_file_named_like_a_suite_problem_does_not_take_its_key(tmp_path, kernelbench_tree):

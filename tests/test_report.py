@@ -21,7 +21,7 @@ def _rec(problem, name, verdict, ref=None, new=None, build_s=None, flags=(), t="
 
 RECORDS = [
     _rec("1/1", "a.py", Verdict.CORRECT, 3.0, 1.0, build_s=40.0),
-    _rec("1/1", "b.py", Verdict.INCORRECT, build_s=70.0),
+    _rec("1/1", "b.py", Verdict.INCORRECT, 3.0, 0.5, build_s=70.0),  # timed, then failed a timed-call check
     _rec("1/2", "c.py", Verdict.CORRECT, 1.0, 0.8, build_s=20.0, flags=["no custom kernel: only library kernels"]),
     _rec("2/5", "d.py", Verdict.COMPILE_ERROR),
 ]
