@@ -436,6 +436,19 @@ def test_a_reference_that_differs_from_itself_is_flagged_stochastic_not_judged_w
     assert evaluate(wrong_shape, problem=noisy).verdict is Verdict.INCORRECT
 
 
+def test_a_reference_that_changes_its_input_sets_what_the_candidates_inputs_must_hold(evaluate, tmp_path):
+    in_place = _problem("13_In_place_relu.py")
+    assert evaluate(reference_as_candidate(in_place, tmp_path), problem=in_place).verdict is Verdict.CORRECT
+    for name, forward in (("untouched", "return torch.relu(x) * 2"),
+                          ("other_change", "y = torch.relu(x) * 2\n        x.abs_()\n        return y")):
+        path = tmp_path / f"{name}.py"
+        path.write_text(f"import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+                        f"    def forward(self, x):\n        {forward}\n")
+        r = evaluate(path, problem=in_place)
+        assert r.verdict is Verdict.INCORRECT, (name, r.message)
+        assert [c.name for c in r.failed_checks()] == ["no input mutation"], (name, r.checks)
+
+
 def test_a_failing_float64_run_leaves_the_verdict_to_the_reference(evaluate, tmp_path):
     plain = _problem("7_Plain_tensor_attribute.py")
     r = evaluate(reference_as_candidate(plain, tmp_path), problem=plain)

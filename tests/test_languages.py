@@ -123,15 +123,20 @@ def test_a_lazy_languages_first_call_is_the_build_and_its_error_a_compile_error(
         "    def forward(self, x):\n        raise Error('at 1:0:\\nbad\\nTypeError(\"no\")')\n")
     r = _in_process(path, tmp_path, language="lazy")
     assert r.verdict is Verdict.COMPILE_ERROR, r.message
-    assert r.trials == ()  # failed in the build phase, before any checked trial
+    assert r.trials == () and "build" not in r.phase_s  # failed in the build phase, before any checked trial
 
 
 def test_a_lazy_languages_honest_candidate_is_correct_with_its_warm_up_in_the_build(tmp_path, monkeypatch):
     lazy = dataclasses.replace(languages.PYTORCH, name="lazy", lazy=True)
     monkeypatch.setattr(languages, "REGISTRY", (lazy,))
-    r = _in_process(CANDIDATES / "correct.py", tmp_path, language="lazy")
+    path = tmp_path / "compiles_at_first_call.py"  # as a JIT language does, 0.5 s at its first call
+    path.write_text((CANDIDATES / "correct.py").read_text().replace("import torch.nn as nn", "import time\n\nimport torch.nn as nn")
+                    .replace("        self.scale = scale\n", "        self.scale = scale\n        self.compiled = False\n")
+                    .replace("    def forward(self, x):\n", "    def forward(self, x):\n        if not self.compiled:\n"
+                             "            time.sleep(0.5)\n            self.compiled = True\n"))
+    r = _in_process(path, tmp_path, language="lazy")
     assert r.verdict is Verdict.CORRECT, r.message
-    assert r.language == "lazy" and r.build_s is not None
+    assert r.language == "lazy" and r.build_s >= 0.5
 
 
 def test_kb_run_language_names_the_language_and_an_unknown_one_is_a_usage_error(tmp_path):

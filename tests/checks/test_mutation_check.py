@@ -5,7 +5,7 @@ from kbharness.judge.checks.registry import TrialCall
 
 
 def _call(expected, after):
-    return TrialCall(7, expected, after, torch.zeros(1), [], False)
+    return TrialCall(7, expected, after, False, False, False)
 
 
 def test_changed_inputs_fail_and_untouched_ones_pass():
@@ -15,7 +15,3 @@ def test_changed_inputs_fail_and_untouched_ones_pass():
     changed[0] = 9
     assert inputs_unchanged(_call([x], [changed])).startswith("trial seed 7: inputs after the call differ")
 
-
-def test_an_in_place_reference_sets_what_the_inputs_must_hold():
-    x = torch.arange(4.0)
-    assert inputs_unchanged(_call([x * 2], [x * 2])) == ""
