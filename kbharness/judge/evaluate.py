@@ -792,6 +792,7 @@ def _judge_clock(ref: _Reference, cand: RemoteCandidate, found: Findings) -> Non
     device_type = ref.device.type
     clock = _clock_once(ref, cand, found, ref_ms, new_ms)
     measured = 1
+
     def disagreeing(c: dict[str, Any]) -> bool:
         return _clock_disagrees(ref_ms, new_ms, c["ref_ms"], c["new_ms"], device_type, _new_floor(c, device_type))
 
