@@ -28,4 +28,4 @@ done
 first=${KB_BIAS:-2/77}; first=${first%% *}
 section "$first: the harness beside two plain processes (bench/self_speedup.py)"
 timeout $(( $(left) > 30 ? $(left) : 30 )) python bench/self_speedup.py "$(ls "$TREE/level${first%%/*}/${first#*/}"_*.py | head -1)" \
-    --device cuda --runs 3 --out "$LOG/self_speedup.md" 2>&1 | grep -E "^run |^\|"
+    --device cuda --runs 3 --out "$LOG/self_speedup.md" 2>&1 | tee "$LOG/self_speedup.log" | grep -E "^run |^\|"
