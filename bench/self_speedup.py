@@ -1,6 +1,6 @@
 """A model against itself: the speedup the harness gives a problem's reference judged against
 itself, evaluation after evaluation, beside what the same timer gives two plain processes
-that take turns timing the same model on the same inputs (forked from one parent: no judge,
+that take turns timing the same model on the same inputs (started from one parent: no judge,
 no runner, no sandbox, no boundary). Both should come out at 1.00. The plain pair's spread
 is the machine's own; a harness spread wider than it is an asymmetry between the judge's
 process and the runner's, which an honest candidate pays (or gains) for nothing.
@@ -10,8 +10,8 @@ process and the runner's, which an honest candidate pays (or gains) for nothing.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
-import pickle
 import statistics
 import sys
 import tempfile
@@ -28,7 +28,7 @@ from kbharness.execution.isolate import run_isolated  # noqa: E402
 STOP = -1
 
 
-def _plain_side(problem_path: Path, settings: Settings, requests: int, replies: int) -> None:
+def _plain_side(problem_path: Path, settings: Settings, conn) -> None:
     """One of the plain pair: build the model as the harness does, then time one call per
     request (a seed) on fresh inputs, reply, and at STOP send back the median."""
     import torch
@@ -44,36 +44,36 @@ def _plain_side(problem_path: Path, settings: Settings, requests: int, replies: 
     timer = timing.timer_for(device)
     times = []
     with torch.no_grad():
-        while (seed := int.from_bytes(os.read(requests, 8), "little", signed=True)) != STOP:
+        while (seed := conn.recv()) != STOP:
             inputs = make_inputs(problem, seed, settings, device)
             buffers = [torch.empty_like(x) if isinstance(x, torch.Tensor) else x for x in inputs]
             times.append(timer.time(lambda: model(*buffers), stage=Staged(buffers, inputs), key="model").time.call_ms)
-            os.write(replies, b"k")
-    os.write(replies, pickle.dumps(statistics.median(times)))
+            conn.send(None)
+    conn.send(statistics.median(times))
 
 
 def plain_pair(problem_path: Path, settings: Settings, calls: int) -> float:
-    """The first process's median over the second's, the two taking turns ``calls`` times."""
+    """The first process's median over the second's, the two taking turns ``calls`` times.
+    Spawned, not forked: by then this process runs the fork server's threads (Python warns
+    that a fork may deadlock) and may have started CUDA, which a forked child cannot use;
+    forked, the pair hung on an H100 before its first reply."""
+    ctx = multiprocessing.get_context("spawn")
     sides = []
     for _ in range(2):
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _plain_side(problem_path, settings, req_r, rep_w)
-            finally:
-                os._exit(0)
-        sides.append((pid, req_w, rep_r))
+        mine, theirs = ctx.Pipe()
+        proc = ctx.Process(target=_plain_side, args=(problem_path, settings, theirs), daemon=True)
+        proc.start()
+        theirs.close()  # a side that dies then ends our recv() with EOFError, not a hang
+        sides.append((proc, mine))
     for i in range(calls):
-        for _, req_w, rep_r in sides:
-            os.write(req_w, (settings.seed + i).to_bytes(8, "little", signed=True))
-            os.read(rep_r, 1)
+        for _, conn in sides:
+            conn.send(settings.seed + i)
+            conn.recv()
     medians = []
-    for pid, req_w, rep_r in sides:
-        os.write(req_w, STOP.to_bytes(8, "little", signed=True))
-        medians.append(pickle.loads(os.read(rep_r, 4096)))
-        os.waitpid(pid, 0)
+    for proc, conn in sides:
+        conn.send(STOP)
+        medians.append(conn.recv())
+        proc.join()
     return medians[0] / medians[1]
 
 
