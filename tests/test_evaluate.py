@@ -277,7 +277,8 @@ def test_a_call_timed_alone_decides_only_past_its_requests_cost():
     assert _new_floor(lone, "cpu") == pytest.approx(4.8) and _new_floor(batched, "cpu") == CLOCK_MIN_MS["cpu"]
     assert not _clock_disagrees(ref_ms=0.005, new_ms=0.01, clock_ref=0.02, clock_new=1.2, device_type="cpu",
                                 new_floor=_new_floor(lone, "cpu"))
-    assert _clock_disagrees(ref_ms=0.005, new_ms=0.01, clock_ref=0.02, clock_new=1.2, device_type="cpu")
+    assert _clock_disagrees(ref_ms=0.005, new_ms=0.01, clock_ref=0.02, clock_new=1.2, device_type="cpu",
+                            new_floor=_new_floor(batched, "cpu"))
     assert _clock_disagrees(ref_ms=0.005, new_ms=0.5, clock_ref=0.02, clock_new=10.8, device_type="cpu",
                             new_floor=_new_floor(lone, "cpu"))
 
@@ -302,24 +303,27 @@ def test_the_clocks_decision_on_the_h200s_numbers():
     timed the call 16.6x longer than reported, and 29x the reference's: that decides.
     Honest records of the KernelBench sweep (worst ratio 1.04), calls too short to time, and a
     reference that is slower flushed than batched, raise nothing."""
-    from kbharness.judge.evaluate import _clock_disagrees
+    from kbharness.judge.evaluate import CLOCK_MIN_MS, _clock_disagrees
 
-    assert _clock_disagrees(ref_ms=0.0061, new_ms=0.12, clock_ref=0.068, clock_new=1.99, device_type="cuda")
-    assert _clock_disagrees(ref_ms=2.0, new_ms=0.1, clock_ref=2.0, clock_new=2.0, device_type="cuda")
-    assert not _clock_disagrees(ref_ms=3.1, new_ms=2.9, clock_ref=3.0, clock_new=3.02, device_type="cuda")
-    assert not _clock_disagrees(ref_ms=0.01, new_ms=0.05, clock_ref=0.02, clock_new=0.3, device_type="cuda")
-    assert not _clock_disagrees(ref_ms=4.0, new_ms=1.0, clock_ref=2.0, clock_new=1.05, device_type="cuda")
+    def disagrees(device_type: str, **times: float) -> bool:
+        return _clock_disagrees(device_type=device_type, new_floor=CLOCK_MIN_MS[device_type], **times)
+
+    assert disagrees(ref_ms=0.0061, new_ms=0.12, clock_ref=0.068, clock_new=1.99, device_type="cuda")
+    assert disagrees(ref_ms=2.0, new_ms=0.1, clock_ref=2.0, clock_new=2.0, device_type="cuda")
+    assert not disagrees(ref_ms=3.1, new_ms=2.9, clock_ref=3.0, clock_new=3.02, device_type="cuda")
+    assert not disagrees(ref_ms=0.01, new_ms=0.05, clock_ref=0.02, clock_new=0.3, device_type="cuda")
+    assert not disagrees(ref_ms=4.0, new_ms=1.0, clock_ref=2.0, clock_new=1.05, device_type="cuda")
     # Launch-bound references against themselves on the H200: 3/28, whose clock time in the
     # runner was twice the judge's, and 3/9 (4.4 times its event time on the clock); claiming
     # ten times its real speed there is still caught.
-    assert not _clock_disagrees(ref_ms=1.438, new_ms=1.44, clock_ref=2.277, clock_new=4.62, device_type="cuda")
-    assert not _clock_disagrees(ref_ms=0.643, new_ms=0.644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
-    assert _clock_disagrees(ref_ms=0.643, new_ms=0.0644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
+    assert not disagrees(ref_ms=1.438, new_ms=1.44, clock_ref=2.277, clock_new=4.62, device_type="cuda")
+    assert not disagrees(ref_ms=0.643, new_ms=0.644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
+    assert disagrees(ref_ms=0.643, new_ms=0.0644, clock_ref=2.837, clock_new=3.494, device_type="cuda")
     # A short reference and the same launch-bound model a little slower in the runner.
-    assert not _clock_disagrees(ref_ms=0.1, new_ms=0.1, clock_ref=0.45, clock_new=0.6, device_type="cuda")
+    assert not disagrees(ref_ms=0.1, new_ms=0.1, clock_ref=0.45, clock_new=0.6, device_type="cuda")
     # A 60 ms call reported as 24 ms against a 0.1 ms reference that the clock put just over
     # the CPU's floor: the reference's overhead cannot excuse it.
-    assert _clock_disagrees(ref_ms=0.1, new_ms=24.0, clock_ref=1.1, clock_new=60.0, device_type="cpu")
+    assert disagrees(ref_ms=0.1, new_ms=24.0, clock_ref=1.1, clock_new=60.0, device_type="cpu")
 
 
 def test_work_deferred_past_the_runners_reply_is_outside_the_judges_clock_and_wrong(evaluate, tmp_path):

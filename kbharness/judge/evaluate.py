@@ -932,7 +932,7 @@ def _new_floor(clock: dict[str, Any], device_type: str) -> float:
 
 
 def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: float, device_type: str,
-                     new_floor: float | None = None) -> bool:
+                     new_floor: float) -> bool:
     """Two ratios, both 1 for a runner that tells the truth about a device-bound call: the
     clock's time of a candidate call over its event time, and the events' speedup over the
     clock's. Forged times raise both; a cold cache (the events flush it, a batch does not) lowers
@@ -948,7 +948,7 @@ def _clock_disagrees(ref_ms: float, new_ms: float, clock_ref: float, clock_new: 
     60 ms call reported as 24 ms passed against a 0.1 ms reference whose clock time was 0.2 ms,
     over the floor it had then)."""
     floor = CLOCK_MIN_MS.get(device_type, 0.0)
-    if clock_new < (floor if new_floor is None else new_floor) or clock_new / new_ms <= CLOCK_TOLERANCE:
+    if clock_new < new_floor or clock_new / new_ms <= CLOCK_TOLERANCE:
         return False
     if clock_ref < floor or clock_new > CLOCK_SHORT_REF * clock_ref:
         return clock_new > CLOCK_TOLERANCE * clock_ref
