@@ -1,8 +1,12 @@
 """The runner's side: what it reports of an output, and how it answers a failing candidate."""
+import gc
+import os
+
 import torch
 import torch.nn as nn
 
-from kbharness.boundary import sharedmem
+from kbharness.boundary import sharedmem, wire
+from kbharness.runner import candidate_runner
 from kbharness.runner.candidate_runner import _Session
 
 
@@ -66,3 +70,21 @@ def test_a_fingerprint_sums_large_outputs_in_slices_of_any_layout(monkeypatch):
     before = candidate_runner._values(candidate_runner._fingerprint(changed))
     changed[49] += 1.0
     assert candidate_runner._values(candidate_runner._fingerprint(changed)) != before
+
+
+def test_the_runner_leaves_what_it_held_before_serving_to_no_collection():
+    """Its full collection before it gives device memory back (``release``, three times an
+    evaluation on a GPU) then scans only what the evaluation made, not torch's and the
+    harness's objects (130 ms a collection on a two-core host)."""
+    ours, theirs = wire.pair()
+    pid = os.fork()
+    if pid == 0:
+        ours.close()
+        gc.unfreeze()
+        candidate_runner.serve(theirs)
+        os._exit(0 if gc.get_freeze_count() > 10_000 else 1)
+    theirs.close()
+    wire.send_request(ours, {"op": "release"})
+    assert "error" not in wire.receive_reply(ours)
+    wire.send_request(ours, {"op": "bye"})
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0

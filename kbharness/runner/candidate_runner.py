@@ -42,6 +42,11 @@ class _Failed(Exception):
 
 def serve(sock, notes: tuple[str, ...] = (), entry: str | None = None) -> None:
     """Answer requests until the judge says ``bye`` or goes away."""
+    # What this process holds before its candidate (torch, the harness: about 285,000 objects)
+    # out of the collector's reach, for the one evaluation it lives: a full collection in
+    # ``release``, three an evaluation on a GPU, then scans only what the evaluation made
+    # (130 ms -> 0.04 ms on a two-core host).
+    gc.freeze()
     session = _Session(sock, notes, entry)
     while True:
         try:
