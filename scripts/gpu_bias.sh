@@ -20,9 +20,10 @@ for p in ${KB_BIAS:-2/77 3/32}; do
             --*) env=(); args=("$mode") ;;
             *) env=(); args=() ;;
         esac
+        log="$LOG/${p//\//_}_${mode//[^a-z0-9]/}.log"
         env "${env[@]}" $KB compare "$problem" "$candidate" --device cuda --memory-limit 80 --time-budget 3 \
-            --no-store "${args[@]}" > "$LOG/${p//\//_}_${mode//[^a-z0-9]/}.log" 2>&1
-        grep -E "times (faster|slower)|^[^ ]+: " "$LOG/${p//\//_}_${mode//[^a-z0-9]/}.log" | head -6
+            --no-store "${args[@]}" > "$log" 2>&1
+        grep -E "times (faster|slower)|^[^ ]+: " "$log" | head -6
     done
 done
 first=${KB_BIAS:-2/77}; first=${first%% *}

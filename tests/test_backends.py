@@ -81,14 +81,13 @@ def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_
         found = subprocess.run(["pgrep", "-af", f"kbharness.execution.worker {tmp_path}"], capture_output=True, text=True)
         return {line.split()[-1] for line in found.stdout.splitlines()}
 
-    seen = []
+    seen = {}
 
     def interrupt_once_both_run() -> None:
         deadline = time.monotonic() + 60
         while len(workers()) < 2 and time.monotonic() < deadline:
             time.sleep(0.2)
-        seen.append(len(workers()))
-        seen.append(time.monotonic())
+        seen.update(running=len(workers()), at=time.monotonic())
         os.kill(os.getpid(), signal.SIGINT)
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
@@ -99,7 +98,7 @@ def test_an_interrupted_pool_kills_the_workers_of_every_thread(build_cache, tmp_
     finally:
         signal.signal(signal.SIGINT, previous)
     # Killed at once, not left to their 600 s limit.
-    assert seen[0] == 2 and time.monotonic() - seen[1] < 60
+    assert seen["running"] == 2 and time.monotonic() - seen["at"] < 60
     # A sandboxed worker dies with its namespace's first process, a moment after the pool returns.
     deadline = time.monotonic() + 5
     while workers() and time.monotonic() < deadline:
